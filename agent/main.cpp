@@ -1,0 +1,93 @@
+// ddp-agent: one per node. Starts the node's workers with torchrun's
+// environment contract, watches them, stops them all when one fails.
+//
+//   ddp-agent --nproc 4 -- python train.py        standalone, one machine
+//   (under Slurm the spank_ddp plugin execs:  ddp-agent --plan-from-env -- CMD)
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "agent.hpp"
+#include "ddp/version.hpp"
+
+using namespace ddp;
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_logger_st("ddp-agent");
+  logger->set_pattern("ddp-agent: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+
+  CLI::App app{"ddp-agent: starts and supervises the data-parallel workers of one node"};
+  app.set_version_flag("--version", std::string("ddp-agent ") + kVersion);
+  std::uint32_t nproc = 0;
+  std::string master_addr = "127.0.0.1";
+  std::uint16_t master_port = 0;
+  std::uint32_t max_restarts = 0;
+  double grace_s = 5.0;
+  bool from_env = false;
+  bool verbose = false;
+  std::vector<std::string> command;
+
+  auto* nproc_opt = app.add_option("--nproc", nproc, "Workers to start on this machine (standalone)")
+                        ->check(CLI::Range(1u, std::uint32_t(kMaxWorkersPerNode)));
+  app.add_option("--master-addr", master_addr, "MASTER_ADDR for the workers (standalone)")->capture_default_str();
+  app.add_option("--master-port", master_port, "MASTER_PORT (standalone; default: a free port)");
+  app.add_option("--max-restarts", max_restarts, "Restart all workers up to N times after a failure")
+      ->check(CLI::Range(0u, std::uint32_t(kMaxRestarts)));
+  app.add_option("--grace", grace_s, "Seconds between SIGTERM and SIGKILL when stopping workers")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+  auto* env_opt = app.add_flag("--plan-from-env", from_env,
+                               "Take the plan from DDP_PLAN_* variables (set by the spank_ddp Slurm plugin)");
+  app.add_flag("-v,--verbose", verbose, "Print the plan and every worker start");
+  app.add_option("command", command, "The worker command line, after --")->required();
+  nproc_opt->excludes(env_opt);
+  app.footer("Example: ddp-agent --nproc 2 -- /usr/bin/python3 train.py");
+  CLI11_PARSE(app, argc, argv);
+
+  agent::AgentConfig config;
+  config.command = command;
+  config.grace = std::chrono::milliseconds(std::int64_t(grace_s * 1000));
+
+  if (from_env) {
+    auto plan = read_plan(Environment::from_envp(environ));
+    if (!plan) {
+      spdlog::error("{}", plan.error());
+      return 2;
+    }
+    config.plan = std::move(plan).value();
+    config.plan.verbose = config.plan.verbose || verbose;
+    if (config.plan.max_restarts > 0 && config.plan.nnodes > 1) {
+      spdlog::error("--ddp-restarts across {} nodes needs all agents to restart together, which this release "
+                    "cannot do yet; run without --ddp-restarts",
+                    config.plan.nnodes);
+      return 2;
+    }
+  } else {
+    if (nproc == 0) {
+      spdlog::error("say how many workers to start: --nproc N (or run under Slurm with srun --ddp)");
+      return 2;
+    }
+    NodePlan& plan = config.plan;
+    plan.run_id = "standalone-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
+    plan.mode = Mode::Cpu;
+    plan.nproc = plan.world_size = nproc;
+    plan.master_addr = master_addr;
+    plan.master_port = master_port ? master_port : agent::free_port(master_addr);
+    if (plan.master_port == 0) {
+      spdlog::error("no free TCP port on {}; give one with --master-port", master_addr);
+      return 2;
+    }
+    plan.max_restarts = max_restarts;
+    plan.verbose = verbose;
+    config.standalone = master_port == 0;
+  }
+  return agent::run_agent(std::move(config));
+}

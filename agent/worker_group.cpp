@@ -1,0 +1,120 @@
+#include "worker_group.hpp"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace ddp::agent {
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+std::string WorkerExit::describe() const {
+  if (signaled) return "was killed by " + signal_name(signal);
+  return "exited with code " + std::to_string(exit_code);
+}
+
+WorkerGroup::~WorkerGroup() {
+  if (running() > 0) stop(std::chrono::milliseconds(0));
+}
+
+Status WorkerGroup::start(const std::vector<std::string>& command, const std::vector<Environment>& environments,
+                          const sigset_t& child_sigmask) {
+  std::vector<char*> argv;
+  for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  const pid_t agent = ::getpid();
+  stop(std::chrono::milliseconds(0));  // a previous attempt's workers, if any
+  workers_.clear();
+
+  for (std::uint32_t local_rank = 0; local_rank < environments.size(); ++local_rank) {
+    Environment::Block block(environments[local_rank]);  // built before fork: no allocation in the child
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      const std::string why = std::strerror(errno);
+      stop(std::chrono::milliseconds(0));
+      return fail("cannot start worker " + std::to_string(local_rank) + ": fork(): " + why);
+    }
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != agent) ::_exit(127);  // the agent died before prctl
+      ::sigprocmask(SIG_SETMASK, &child_sigmask, nullptr);
+      // PATH lookup with the job's PATH (the agent's own environment).
+      ::execvpe(argv[0], argv.data(), block.envp());
+      const int err = errno;
+      const char* prefix = "ddp-agent: cannot execute ";
+      [[maybe_unused]] auto r1 = ::write(2, prefix, std::strlen(prefix));
+      [[maybe_unused]] auto r2 = ::write(2, argv[0], std::strlen(argv[0]));
+      const char* why = std::strerror(err);
+      [[maybe_unused]] auto r3 = ::write(2, ": ", 2);
+      [[maybe_unused]] auto r4 = ::write(2, why, std::strlen(why));
+      [[maybe_unused]] auto r5 = ::write(2, "\n", 1);
+      ::_exit(err == ENOENT ? 127 : 126);  // the shell's codes for not found / not executable
+    }
+    ::setpgid(pid, pid);  // also from the parent: no race with signal_all()
+    workers_.push_back({pid, local_rank, true});
+  }
+  return Ok{};
+}
+
+std::vector<WorkerExit> WorkerGroup::reap() {
+  std::vector<WorkerExit> exits;
+  for (auto& w : workers_) {
+    if (!w.running) continue;
+    int status = 0;
+    const pid_t r = ::waitpid(w.pid, &status, WNOHANG);
+    if (r != w.pid) continue;
+    w.running = false;
+    WorkerExit e;
+    e.local_rank = w.local_rank;
+    e.when = std::chrono::system_clock::now();
+    if (WIFSIGNALED(status)) {
+      e.signaled = true;
+      e.signal = WTERMSIG(status);
+    } else {
+      e.exit_code = WEXITSTATUS(status);
+    }
+    exits.push_back(e);
+  }
+  return exits;
+}
+
+void WorkerGroup::signal_all(int sig) {
+  for (const auto& w : workers_)
+    if (w.running) ::kill(-w.pid, sig);
+}
+
+std::size_t WorkerGroup::running() const {
+  std::size_t n = 0;
+  for (const auto& w : workers_) n += w.running;
+  return n;
+}
+
+void WorkerGroup::stop(std::chrono::milliseconds grace) {
+  if (grace.count() > 0) {
+    signal_all(SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (running() > 0 && std::chrono::steady_clock::now() < deadline) {
+      reap();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  // Only groups whose leader we have not reaped: a reaped leader's pid may
+  // already belong to someone else.
+  for (auto& w : workers_)
+    if (w.running) {
+      ::kill(-w.pid, SIGKILL);
+      ::waitpid(w.pid, nullptr, 0);
+      w.running = false;
+    }
+}
+
+}  // namespace ddp::agent

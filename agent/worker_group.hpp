@@ -1,0 +1,63 @@
+// WorkerGroup: the worker processes of one node for one attempt. Effects only:
+// fork/exec, signals, reaping. Each worker leads its own process group so a
+// signal reaches everything it started, and dies with the agent (PDEATHSIG) so
+// an agent killed with SIGKILL leaves no orphans (torchrun's does).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddp/environment.hpp"
+#include "ddp/result.hpp"
+
+namespace ddp::agent {
+
+struct WorkerExit {
+  std::uint32_t local_rank = 0;
+  int exit_code = 0;    // when !signaled
+  int signal = 0;       // when signaled
+  bool signaled = false;
+  std::chrono::system_clock::time_point when;
+  bool failed() const { return signaled || exit_code != 0; }
+  // The agent's exit code for this outcome (128 + signal, as shells do).
+  int status_code() const { return signaled ? 128 + signal : exit_code; }
+  std::string describe() const;  // "exited with code 3" / "was killed by SIGKILL"
+};
+
+class WorkerGroup {
+ public:
+  WorkerGroup() = default;
+  WorkerGroup(const WorkerGroup&) = delete;
+  WorkerGroup& operator=(const WorkerGroup&) = delete;
+  ~WorkerGroup();  // kills whatever still runs: never leave workers behind
+
+  // Starts one process per environment, all running `command`. On failure
+  // the workers already started are killed.
+  Status start(const std::vector<std::string>& command, const std::vector<Environment>& environments,
+               const sigset_t& child_sigmask);
+
+  // Reaps every worker that has ended, without blocking; returns their exits in
+  // the order they were reaped.
+  std::vector<WorkerExit> reap();
+
+  void signal_all(int sig);  // to each running worker's process group
+  std::size_t running() const;
+  // SIGTERM to every running worker, `grace` to end, then SIGKILL; reaps all.
+  void stop(std::chrono::milliseconds grace);
+
+ private:
+  struct Worker {
+    pid_t pid = -1;
+    std::uint32_t local_rank = 0;
+    bool running = false;
+  };
+  std::vector<Worker> workers_;
+};
+
+std::string signal_name(int sig);
+
+}  // namespace ddp::agent

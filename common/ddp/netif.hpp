@@ -1,0 +1,22 @@
+// Which local network interface reaches an address. Effects (a socket, the
+// interface list); the plugin and the agent use it to tell Gloo and NCCL which
+// interface to bind, the way Horovod probes for a routable interface.
+#pragma once
+
+#include <string>
+
+#include "ddp/result.hpp"
+
+namespace ddp {
+
+struct LocalRoute {
+  std::string source_address;  // the address the kernel would send from
+  std::string interface;       // the interface holding that address
+};
+
+// Asks the kernel for the route to `ipv4_address` (a UDP connect sends nothing)
+// and names the interface that owns the chosen source address. For one of this
+// host's own addresses that is the interface holding it, not "lo".
+Result<LocalRoute> route_to(const std::string& ipv4_address);
+
+}  // namespace ddp

@@ -1,0 +1,41 @@
+#include "ddp/parse.hpp"
+
+#include <charconv>
+
+namespace ddp {
+
+std::string_view trim(std::string_view text) {
+  const auto blank = " \t\r\n";
+  const auto begin = text.find_first_not_of(blank);
+  if (begin == std::string_view::npos) return {};
+  const auto end = text.find_last_not_of(blank);
+  return text.substr(begin, end - begin + 1);
+}
+
+Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max,
+                                 std::string_view what) {
+  const auto range = "between " + std::to_string(min) + " and " + std::to_string(max);
+  std::uint64_t value = 0;
+  const auto* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec == std::errc::invalid_argument || ptr != end)
+    return fail(std::string(what) + "='" + std::string(text) + "' is not a whole number; use a number " + range);
+  if (ec == std::errc::result_out_of_range || value < min || value > max)
+    return fail(std::string(what) + "=" + std::string(text) + " is out of range; use a number " + range);
+  return value;
+}
+
+Result<PortRange> parse_port_range(std::string_view text, std::string_view what) {
+  const auto dash = text.find('-');
+  if (dash == std::string_view::npos)
+    return fail(std::string(what) + "='" + std::string(text) + "' is not a port range; write it as LOW-HIGH, e.g. 20000-29999");
+  const auto first = parse_uint(trim(text.substr(0, dash)), 1024, 65535, what);
+  if (!first) return fail(first.error());
+  const auto last = parse_uint(trim(text.substr(dash + 1)), 1024, 65535, what);
+  if (!last) return fail(last.error());
+  if (*first > *last)
+    return fail(std::string(what) + "=" + std::string(text) + ": the low port is above the high port");
+  return PortRange{std::uint16_t(*first), std::uint16_t(*last)};
+}
+
+}  // namespace ddp

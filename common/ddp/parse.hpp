@@ -1,0 +1,30 @@
+// Parsing of the small values users and admins type: counts, ports, modes.
+// Pure functions: every error message names the value and the accepted range.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ddp/result.hpp"
+
+namespace ddp {
+
+// A decimal integer in [min, max]; `what` names it in the error ("--ddp-procs").
+Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max,
+                                 std::string_view what);
+
+struct PortRange {
+  std::uint16_t first = 0;
+  std::uint16_t last = 0;  // inclusive
+  std::uint32_t size() const { return std::uint32_t(last) - first + 1; }
+  bool operator==(const PortRange&) const = default;
+};
+
+// "LO-HI", both in 1024..65535, LO <= HI.
+Result<PortRange> parse_port_range(std::string_view text, std::string_view what);
+
+// Leading/trailing blanks removed.
+std::string_view trim(std::string_view text);
+
+}  // namespace ddp

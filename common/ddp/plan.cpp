@@ -1,0 +1,132 @@
+#include "ddp/plan.hpp"
+
+#include <limits>
+
+namespace ddp {
+
+Result<RankLayout> rank_layout(const std::vector<std::uint32_t>& workers_per_node, std::uint32_t node_rank) {
+  if (node_rank >= workers_per_node.size())
+    return fail("node rank " + std::to_string(node_rank) + " is outside the " +
+                std::to_string(workers_per_node.size()) + "-node step");
+  RankLayout layout;
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < workers_per_node.size(); ++i) {
+    if (i == node_rank) layout.rank_base = std::uint32_t(total);
+    total += workers_per_node[i];
+  }
+  if (total > std::numeric_limits<std::int32_t>::max()) return fail("the step has more workers than ranks can count");
+  layout.world_size = std::uint32_t(total);
+  return layout;
+}
+
+namespace {
+
+std::string key(std::string_view name) { return std::string(kPlanPrefix) + std::string(name); }
+
+Result<std::uint64_t> number(const Environment& env, std::string_view name, std::uint64_t min, std::uint64_t max) {
+  const auto text = env.get(key(name));
+  if (!text) return fail(key(name) + " is not set: ddp-agent was started without a plan; under Slurm the "
+                         "spank_ddp plugin sets it, standalone use --nproc");
+  return parse_uint(*text, min, max, key(name));
+}
+
+}  // namespace
+
+void write_plan(const NodePlan& plan, Environment& env) {
+  env.set(key("VERSION"), std::to_string(kPlanVersion));
+  env.set(key("RUN_ID"), plan.run_id);
+  env.set(key("MODE"), std::string(to_string(plan.mode)));
+  env.set(key("NODE_RANK"), std::to_string(plan.node_rank));
+  env.set(key("NNODES"), std::to_string(plan.nnodes));
+  env.set(key("NPROC"), std::to_string(plan.nproc));
+  env.set(key("RANK_BASE"), std::to_string(plan.rank_base));
+  env.set(key("WORLD_SIZE"), std::to_string(plan.world_size));
+  env.set(key("MASTER_ADDR"), plan.master_addr);
+  env.set(key("MASTER_PORT"), std::to_string(plan.master_port));
+  env.set(key("MAX_RESTARTS"), std::to_string(plan.max_restarts));
+  env.set(key("VERBOSE"), plan.verbose ? "1" : "0");
+}
+
+Result<NodePlan> read_plan(const Environment& env) {
+  const auto version = number(env, "VERSION", 0, 1u << 30);
+  if (!version) return fail(version.error());
+  if (*version != kPlanVersion)
+    return fail("the plan from spank_ddp.so has version " + std::to_string(*version) + " but this ddp-agent reads version " +
+                std::to_string(kPlanVersion) + ": install the plugin and the agent from the same slurm-ddp release");
+
+  NodePlan plan;
+  plan.run_id = env.get(key("RUN_ID")).value_or("");
+  if (plan.run_id.empty()) return fail(key("RUN_ID") + " is empty");
+  const auto mode = parse_mode(env.get(key("MODE")).value_or(""));
+  if (!mode || *mode == Mode::Auto) return fail(key("MODE") + " must be gpu or cpu");
+  plan.mode = *mode;
+
+  struct Field { std::string_view name; std::uint64_t min, max; std::uint32_t* out; };
+  const Field fields[] = {
+      {"NODE_RANK", 0, 1u << 20, &plan.node_rank},  {"NNODES", 1, 1u << 20, &plan.nnodes},
+      {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc}, {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
+      {"WORLD_SIZE", 1, 1u << 30, &plan.world_size}, {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
+  };
+  for (const auto& f : fields) {
+    const auto n = number(env, f.name, f.min, f.max);
+    if (!n) return fail(n.error());
+    *f.out = std::uint32_t(*n);
+  }
+  const auto port = number(env, "MASTER_PORT", 1, 65535);
+  if (!port) return fail(port.error());
+  plan.master_port = std::uint16_t(*port);
+  plan.master_addr = env.get(key("MASTER_ADDR")).value_or("");
+  if (plan.master_addr.empty()) return fail(key("MASTER_ADDR") + " is empty");
+  plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";
+
+  if (plan.node_rank >= plan.nnodes) return fail(key("NODE_RANK") + " is not below " + key("NNODES"));
+  if (std::uint64_t(plan.rank_base) + plan.nproc > plan.world_size)
+    return fail(key("RANK_BASE") + " + " + key("NPROC") + " exceeds " + key("WORLD_SIZE"));
+  return plan;
+}
+
+std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id, std::uint32_t attempt) {
+  // Spread jobs over the range with a multiplicative hash of the job id, then
+  // walk forward from there one slot per (step, attempt). 64 attempts per step
+  // leave room for --ddp-restarts without a step's ports meeting the next step's.
+  const std::uint32_t span = range.size();
+  const std::uint64_t job_offset = (std::uint64_t(job_id) * 2654435761u) % span;
+  const std::uint64_t slot = (std::uint64_t(step_id) * 64 + attempt) % span;
+  return std::uint16_t(range.first + (job_offset + slot) % span);
+}
+
+}  // namespace ddp
+
+namespace ddp {
+
+std::uint32_t count_list(std::string_view list) {
+  list = trim(list);
+  if (list.empty()) return 0;
+  std::uint32_t n = 1;
+  for (const char c : list) n += c == ',';
+  return n;
+}
+
+Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t step_gpus, std::string_view node) {
+  Mode mode = request.mode;
+  if (mode == Mode::Auto) mode = (step_gpus > 0 || request.gpus) ? Mode::Gpu : Mode::Cpu;
+  const std::string on = " on node " + std::string(node);
+
+  if (mode == Mode::Cpu) {
+    if (request.gpus) return fail("--ddp-gpus asks for GPU workers but --ddp=cpu for CPU workers; drop one of them");
+    return WorkerCount{Mode::Cpu, request.procs.value_or(1)};
+  }
+  if (request.procs)
+    return fail("--ddp-procs sets CPU workers, but the step runs in GPU mode" + on +
+                "; use --ddp=cpu --ddp-procs=N, or --ddp-gpus=N for GPU workers");
+  if (step_gpus == 0)
+    return fail("GPU mode, but the step has no GPUs" + on +
+                "; request them (e.g. --gpus-per-node=N) or run CPU workers with --ddp=cpu");
+  if (request.gpus && *request.gpus > step_gpus)
+    return fail("--ddp-gpus=" + std::to_string(*request.gpus) + " but the step has only " + std::to_string(step_gpus) +
+                " GPU(s)" + on + "; request more (e.g. --gpus-per-node=" + std::to_string(*request.gpus) +
+                ") or lower --ddp-gpus");
+  return WorkerCount{Mode::Gpu, request.gpus.value_or(step_gpus)};
+}
+
+}  // namespace ddp

@@ -1,0 +1,72 @@
+// NodePlan: everything one node's agent needs to start its workers, worked out
+// by the SPANK plugin on the compute node and handed to ddp-agent through
+// DDP_PLAN_* environment variables (the agent's contract with the plugin). The
+// standalone agent builds the same plan from its command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ddp/environment.hpp"
+#include "ddp/parse.hpp"
+#include "ddp/request.hpp"
+#include "ddp/result.hpp"
+
+namespace ddp {
+
+inline constexpr int kPlanVersion = 1;
+inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
+
+struct NodePlan {
+  std::string run_id;            // the same on every node: "JOBID.STEPID" under Slurm
+  Mode mode = Mode::Cpu;         // resolved: Gpu or Cpu
+  std::uint32_t node_rank = 0;   // index of this node in the step's node list
+  std::uint32_t nnodes = 1;
+  std::uint32_t nproc = 1;       // workers on this node
+  std::uint32_t rank_base = 0;   // global rank of this node's local rank 0
+  std::uint32_t world_size = 1;  // workers on all nodes
+  std::string master_addr;       // address of node 0, as Slurm publishes it
+  std::uint16_t master_port = 0;
+  std::uint32_t max_restarts = 0;
+  bool verbose = false;
+
+  bool operator==(const NodePlan&) const = default;
+};
+
+// Global rank layout for heterogeneous nodes: base = running sum in node order.
+struct RankLayout {
+  std::uint32_t rank_base = 0;
+  std::uint32_t world_size = 0;
+};
+Result<RankLayout> rank_layout(const std::vector<std::uint32_t>& workers_per_node, std::uint32_t node_rank);
+
+// Writes/reads the DDP_PLAN_* variables. read_plan() checks the version so a
+// plugin and an agent from different releases fail with a message, not a guess.
+void write_plan(const NodePlan& plan, Environment& env);
+Result<NodePlan> read_plan(const Environment& env);
+
+// MASTER_PORT of a step attempt: the same on every node without talking, inside
+// the site's range, spread over the range by job id so jobs sharing a node rarely
+// meet, and different for different steps (and attempts) of one job as long as
+// the range holds more ports than the job has steps times attempts.
+std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id, std::uint32_t attempt);
+
+}  // namespace ddp
+
+namespace ddp {
+
+// How many workers this node runs and in which mode, from the request and the
+// GPUs Slurm gave the step on this node (SLURM_STEP_GPUS). `node` names the node
+// in messages.
+struct WorkerCount {
+  Mode mode = Mode::Cpu;
+  std::uint32_t nproc = 1;
+  bool operator==(const WorkerCount&) const = default;
+};
+Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t step_gpus, std::string_view node);
+
+// Number of entries in a comma-separated list such as SLURM_STEP_GPUS ("" -> 0).
+std::uint32_t count_list(std::string_view list);
+
+}  // namespace ddp

@@ -1,0 +1,69 @@
+// What the user asked for with the --ddp* options. Pure: the SPANK glue feeds
+// option callbacks in here; the same code validates srun's command line early
+// and re-reads the values on the compute nodes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ddp/result.hpp"
+
+namespace ddp {
+
+enum class Mode { Auto, Gpu, Cpu };
+std::string_view to_string(Mode mode);
+Result<Mode> parse_mode(std::string_view text);  // auto | gpu | cpu
+
+// Limits on what a user may ask for; far above any real node.
+inline constexpr std::uint64_t kMaxWorkersPerNode = 1024;
+inline constexpr std::uint64_t kMaxRestarts = 1000;
+
+struct DdpRequest {
+  bool enabled = false;    // --ddp or any option that implies it
+  bool opted_out = false;  // --no-ddp: wins over everything, also inherited --ddp
+  Mode mode = Mode::Auto;
+  std::optional<std::uint32_t> gpus;   // --ddp-gpus=N
+  std::optional<std::uint32_t> procs;  // --ddp-procs=N
+  std::optional<std::uint16_t> port;   // --ddp-port=PORT
+  std::uint32_t restarts = 0;          // --ddp-restarts=N
+  bool verbose = false;                // --ddp-verbose
+
+  bool active() const { return enabled && !opted_out; }
+  bool operator==(const DdpRequest&) const = default;
+};
+
+// The options the plugin registers, by their name without the leading "--".
+// One table so the SPANK glue, the usage text and the tests agree.
+struct OptionSpec {
+  const char* name;
+  const char* arginfo;  // nullptr: a flag
+  bool optional_arg;    // --ddp[=MODE]
+  const char* usage;
+};
+inline constexpr OptionSpec kOptions[] = {
+    {"ddp", "MODE", true,
+     "[ddp] Run the step as multi-node data-parallel training: one worker per GPU "
+     "(MODE=gpu), --ddp-procs workers per node (MODE=cpu), or gpu when the step has GPUs (auto, default)"},
+    {"ddp-gpus", "N", false, "[ddp] Workers per node, one GPU each (default: every GPU of the step). Implies --ddp"},
+    {"ddp-procs", "N", false, "[ddp] Workers per node in CPU mode (default 1). Implies --ddp"},
+    {"no-ddp", nullptr, false, "[ddp] Run this step without DDP, even if the job was submitted with --ddp"},
+    {"ddp-port", "PORT", false, "[ddp] MASTER_PORT for this step instead of the derived one"},
+    {"ddp-restarts", "N", false, "[ddp] Restart all workers on every node together up to N times after a failure"},
+    {"ddp-verbose", nullptr, false, "[ddp] Print the plan (ranks, addresses, ports, binding) of every node"},
+};
+
+// Applies one option as Slurm delivers it: `value` is nullptr for a flag given
+// on the command line and the literal "(null)" for a flag or an optional
+// argument that sbatch/salloc exported to the steps. Idempotent: remote
+// callbacks run twice with the same value.
+Status apply_option(DdpRequest& request, std::string_view option, const char* value);
+
+}  // namespace ddp
+
+namespace ddp {
+// Checks that need no node: contradictions between options. srun runs it before
+// anything is allocated, so a typo costs the user seconds, not a queue wait.
+Status validate(const DdpRequest& request);
+}  // namespace ddp

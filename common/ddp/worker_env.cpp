@@ -1,0 +1,44 @@
+#include "ddp/worker_env.hpp"
+
+namespace ddp {
+
+Environment worker_environment(const Environment& base, const NodePlan& plan, const WorkerSlot& slot,
+                               const std::string& socket_ifname) {
+  Environment env = base;
+  env.unset_prefix(kPlanPrefix);
+  const auto n = [](std::uint64_t v) { return std::to_string(v); };
+  const auto rank = plan.rank_base + slot.local_rank;
+
+  env.set("RANK", n(rank));
+  env.set("LOCAL_RANK", n(slot.local_rank));
+  env.set("WORLD_SIZE", n(plan.world_size));
+  env.set("LOCAL_WORLD_SIZE", n(plan.nproc));
+  env.set("GROUP_RANK", n(plan.node_rank));
+  env.set("GROUP_WORLD_SIZE", n(plan.nnodes));
+  env.set("ROLE_NAME", "default");
+  env.set("ROLE_RANK", n(rank));
+  env.set("ROLE_WORLD_SIZE", n(plan.world_size));
+  env.set("MASTER_ADDR", plan.master_addr);
+  env.set("MASTER_PORT", n(plan.master_port));
+  // Lightning and torch.distributed.is_torchelastic_launched() key on the run id.
+  env.set("TORCHELASTIC_RUN_ID", plan.run_id);
+  env.set("TORCHELASTIC_RESTART_COUNT", n(slot.restart_count));
+  env.set("TORCHELASTIC_MAX_RESTARTS", n(plan.max_restarts));
+  // Worker rank 0 hosts the TCPStore on MASTER_PORT itself; the agent never
+  // listens there.
+  env.set("TORCHELASTIC_USE_AGENT_STORE", "False");
+
+  env.set_default("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
+  // torchrun's rule: one thread per worker when several share a node.
+  if (plan.nproc > 1) env.set_default("OMP_NUM_THREADS", "1");
+  // Gloo and NCCL's bootstrap otherwise pick the address the hostname resolves
+  // to, which on multi-homed nodes (and on our netns test cluster) is not the
+  // one peers can reach.
+  if (!socket_ifname.empty()) {
+    env.set_default("GLOO_SOCKET_IFNAME", socket_ifname);
+    env.set_default("NCCL_SOCKET_IFNAME", "=" + socket_ifname);
+  }
+  return env;
+}
+
+}  // namespace ddp

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs everything slurm-ddp needs to build, test and run its local cluster,
+# from Debian's own archive only. Idempotent: a second run installs nothing and
+# finishes in a second or two. Run as root (CI and fresh machines are root).
+#
+#   packaging/install-deps.sh            # build + test dependencies
+#
+# CUDA is optional and never installed here: when /usr/local/cuda has nvcc and
+# NCCL, CMake builds the CUDA parts too.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake pkg-config
+  # Slurm 22.05: headers for the plugin, daemons and clients for the local cluster
+  libslurm-dev slurmctld slurmd slurm-client
+  # libraries the plugin, agent and trainer use
+  libhwloc-dev hwloc libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
+  libopenblas-dev zlib1g-dev
+  # unit tests
+  check
+  # the local multi-node cluster: network namespaces, veth, bridge
+  iproute2 util-linux procps
+  # PyTorch compatibility tests and the real dataset
+  python3 python3-torch dataset-fashion-mnist
+)
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "install-deps.sh: must run as root (it calls apt-get); try: sudo $0" >&2
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' \
+    || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# --no-install-recommends keeps the CI machine lean; what we need is listed above.
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian starts the packaged daemons on install; the tests run their own, with
+# their own configs, so the system-wide ones must not hold ports or pid files.
+for svc in slurmctld slurmd; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
+    systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+done
+echo "install-deps.sh: done"

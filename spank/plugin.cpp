@@ -1,0 +1,90 @@
+// spank_ddp.so: the SPANK entry points. Each callback is a thin dispatcher on
+// spank_context() into one file per Slurm context (local.cpp for srun/sbatch,
+// remote.cpp for slurmstepd), and catches everything: no C++ exception may
+// unwind through Slurm's C frames.
+#include <exception>
+#include <string_view>
+#include <vector>
+
+#include "log.hpp"
+#include "state.hpp"
+
+// SPANK_PLUGIN defines const arrays; in C++ a namespace-scope const has internal
+// linkage, so without these declarations the symbols would not be exported and
+// Slurm would reject the file as "not a Slurm plugin" (visible only with -v).
+extern "C" {
+extern const char plugin_name[];
+extern const char plugin_type[];
+extern const unsigned int plugin_version;
+extern const unsigned int spank_plugin_version;
+SPANK_PLUGIN(ddp, 1)
+}
+
+namespace ddp::spank {
+
+State& state() {
+  static State instance;
+  return instance;
+}
+
+namespace {
+
+template <class F>
+int guarded(const char* callback, F&& body) {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    error(std::string(callback) + ": internal error: " + e.what());
+  } catch (...) {
+    error(std::string(callback) + ": internal error");
+  }
+  return -1;
+}
+
+int init(spank_t sp, int ac, char** av) {
+  std::vector<std::string_view> words(av, av + ac);
+  auto args = parse_plugin_args(words);
+  if (!args) {
+    // An admin's mistake on the plugstack.conf line: say so everywhere.
+    error(args.error());
+    return -1;
+  }
+  state().args = *args;
+  switch (spank_context()) {
+    case S_CTX_LOCAL:
+    case S_CTX_ALLOCATOR:
+    case S_CTX_REMOTE:
+      return options_register(sp);
+    default:  // slurmd, job_script: nothing to do
+      return 0;
+  }
+}
+
+}  // namespace
+
+}  // namespace ddp::spank
+
+using namespace ddp::spank;
+
+extern "C" int slurm_spank_init(spank_t sp, int ac, char** av) {
+  return guarded("init", [&] { return init(sp, ac, av); });
+}
+
+extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
+  return guarded("init_post_opt", [&] {
+    switch (spank_context()) {
+      case S_CTX_LOCAL:
+      case S_CTX_ALLOCATOR: return local_init_post_opt(sp);
+      case S_CTX_REMOTE: return remote_init_post_opt(sp);
+      default: return 0;
+    }
+  });
+}
+
+extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
+  return guarded("user_init", [&] { return remote_user_init(sp); });
+}
+
+extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
+  return guarded("task_init", [&] { return remote_task_init(sp); });
+}
