@@ -46,6 +46,11 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
       ::setpgid(0, 0);
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != agent) ::_exit(127);  // the agent died before prctl
+      // Default dispositions before unblocking: a signal pending from the
+      // agent must not run a handler the agent's host process installed
+      // (exec would reset it, but only once exec has happened).
+      for (int sig = 1; sig < NSIG; ++sig)
+        if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
       ::sigprocmask(SIG_SETMASK, &child_sigmask, nullptr);
       // PATH lookup with the job's PATH (the agent's own environment).
       ::execvpe(argv[0], argv.data(), block.envp());

@@ -73,18 +73,25 @@ Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path)
   return parse_site_config(text.str(), path);
 }
 
-// NodeAddr of the step's node 0, from slurmctld's node table: the address Slurm
-// itself uses to reach that node. Never getaddrinfo(NodeName) or `hostname`:
-// sites often publish an address the node name does not resolve to.
-Result<std::string> first_node_address(const std::string& nodelist) {
+// The step's node names in node-rank order, expanded with Slurm's own hostlist
+// code (SLURM_STEP_NODELIST is compressed: "n[0-3,7]").
+Result<std::vector<std::string>> step_nodes(const std::string& nodelist) {
   hostlist_t hosts = slurm_hostlist_create(nodelist.c_str());
   if (!hosts) return fail("cannot parse the step's node list '" + nodelist + "'");
-  char* first = slurm_hostlist_shift(hosts);
+  std::vector<std::string> names;
+  while (char* host = slurm_hostlist_shift(hosts)) {
+    names.emplace_back(host);
+    std::free(host);
+  }
   slurm_hostlist_destroy(hosts);
-  if (!first) return fail("the step's node list '" + nodelist + "' is empty");
-  std::string name(first);
-  std::free(first);
+  if (names.empty()) return fail("the step's node list '" + nodelist + "' is empty");
+  return names;
+}
 
+// NodeAddr of a node, from slurmctld's node table: the address Slurm itself
+// uses to reach that node. Never getaddrinfo(NodeName) or `hostname`: sites
+// often publish an address the node name does not resolve to.
+Result<std::string> node_address(std::string name) {
   node_info_msg_t* nodes = nullptr;
   if (slurm_load_node_single(&nodes, name.data(), SHOW_ALL) != SLURM_SUCCESS || !nodes || nodes->record_count < 1) {
     const std::string why = slurm_strerror(slurm_get_errno());
@@ -105,14 +112,19 @@ Result<NodePlan> plan_node(spank_t sp, const State& st) {
   for (const auto* r : {&job, &step, &nnodes, &node_id})
     if (!*r) return fail(r->error());
 
-  const auto node = job_getenv(sp, "SLURMD_NODENAME").value_or("?");
+  const auto nodelist = job_getenv(sp, "SLURM_STEP_NODELIST");
+  if (!nodelist) return fail("SLURM_STEP_NODELIST is not set in the step's environment");
+  const auto nodes = step_nodes(*nodelist);
+  if (!nodes) return fail(nodes.error());
+  if (*node_id >= nodes->size() || nodes->size() != *nnodes)
+    return fail("the step's node list '" + *nodelist + "' does not match its " + std::to_string(*nnodes) + " nodes");
+  const std::string& node = (*nodes)[*node_id];
+
   const auto gpus = count_list(job_getenv(sp, "SLURM_STEP_GPUS").value_or(""));
   const auto workers = resolve_workers(st.request, gpus, node);
   if (!workers) return fail(workers.error());
 
-  const auto nodelist = job_getenv(sp, "SLURM_STEP_NODELIST");
-  if (!nodelist) return fail("SLURM_STEP_NODELIST is not set in the step's environment");
-  auto master = first_node_address(*nodelist);
+  auto master = node_address(nodes->front());
   if (!master) return fail(master.error());
 
   NodePlan plan;

@@ -1,0 +1,14 @@
+#include <cstdlib>
+
+#include "suites.hpp"
+
+int main() {
+  SRunner* runner = srunner_create(parse_suite());
+  for (Suite* s : {request_suite(), plan_suite(), worker_env_suite(), site_config_suite(), environment_suite(),
+                   netif_suite(), agent_suite()})
+    srunner_add_suite(runner, s);
+  srunner_run_all(runner, CK_NORMAL);
+  const int failed = srunner_ntests_failed(runner);
+  srunner_free(runner);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

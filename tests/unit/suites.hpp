@@ -1,0 +1,31 @@
+// The Check suites of the unit tests; main.cpp runs them, CTest runs each one
+// as its own test (CK_RUN_SUITE=<name>) so `ctest` lists them by name.
+#pragma once
+
+#include <check.h>
+
+#include <string>
+
+Suite* parse_suite();
+Suite* request_suite();
+Suite* plan_suite();
+Suite* worker_env_suite();
+Suite* site_config_suite();
+Suite* environment_suite();
+Suite* netif_suite();
+Suite* agent_suite();
+
+// ck_assert_str_eq for std::string operands (Check's macros evaluate their
+// arguments more than once, so temporaries must outlive the whole assertion).
+#define CK_STR_EQ(a, b)                                     \
+  do {                                                      \
+    const std::string ck_a_(a), ck_b_(b);                   \
+    ck_assert_str_eq(ck_a_.c_str(), ck_b_.c_str());         \
+  } while (0)
+// Asserts that `haystack` contains `needle`, printing both when it does not.
+#define CK_CONTAINS(haystack, needle)                                                               \
+  do {                                                                                              \
+    const std::string ck_h_(haystack), ck_n_(needle);                                               \
+    ck_assert_msg(ck_h_.find(ck_n_) != std::string::npos, "'%s' does not contain '%s'", ck_h_.c_str(), \
+                  ck_n_.c_str());                                                                   \
+  } while (0)

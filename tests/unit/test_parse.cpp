@@ -1,0 +1,61 @@
+#include "ddp/parse.hpp"
+#include "suites.hpp"
+
+using namespace ddp;
+
+START_TEST(uint_accepts_range_bounds) {
+  ck_assert_uint_eq(*parse_uint("1", 1, 8, "--x"), 1);
+  ck_assert_uint_eq(*parse_uint("8", 1, 8, "--x"), 8);
+}
+END_TEST
+
+START_TEST(uint_rejects_garbage_with_the_range) {
+  for (const char* bad : {"", "x", "2x", "-1", " 3", "1.5"}) {
+    const auto r = parse_uint(bad, 1, 8, "--ddp-procs");
+    ck_assert(!r.ok());
+    CK_CONTAINS(r.error(), "--ddp-procs");
+    CK_CONTAINS(r.error(), "between 1 and 8");
+  }
+}
+END_TEST
+
+START_TEST(uint_rejects_out_of_range_and_overflow) {
+  ck_assert(!parse_uint("0", 1, 8, "--x").ok());
+  ck_assert(!parse_uint("9", 1, 8, "--x").ok());
+  const auto huge = parse_uint("99999999999999999999999", 1, 8, "--x");
+  ck_assert(!huge.ok());
+  CK_CONTAINS(huge.error(), "out of range");
+}
+END_TEST
+
+START_TEST(port_range_parses_and_checks_order) {
+  const auto r = parse_port_range("20000-29999", "port_range");
+  ck_assert(r.ok());
+  ck_assert_uint_eq(r->first, 20000);
+  ck_assert_uint_eq(r->last, 29999);
+  ck_assert_uint_eq(r->size(), 10000);
+  ck_assert(parse_port_range(" 3000 - 3000 ", "p").ok());
+  CK_CONTAINS(parse_port_range("3000-2000", "p").error(), "low port is above");
+  CK_CONTAINS(parse_port_range("3000", "p").error(), "LOW-HIGH");
+  ck_assert(!parse_port_range("80-90", "p").ok());  // privileged ports
+  ck_assert(!parse_port_range("1024-70000", "p").ok());
+}
+END_TEST
+
+START_TEST(trim_removes_blanks_only_at_the_ends) {
+  CK_STR_EQ(trim("  a b \t\r\n"), "a b");
+  CK_STR_EQ(trim(" \t "), "");
+}
+END_TEST
+
+Suite* parse_suite() {
+  Suite* s = suite_create("parse");
+  TCase* tc = tcase_create("core");
+  tcase_add_test(tc, uint_accepts_range_bounds);
+  tcase_add_test(tc, uint_rejects_garbage_with_the_range);
+  tcase_add_test(tc, uint_rejects_out_of_range_and_overflow);
+  tcase_add_test(tc, port_range_parses_and_checks_order);
+  tcase_add_test(tc, trim_removes_blanks_only_at_the_ends);
+  suite_add_tcase(s, tc);
+  return s;
+}

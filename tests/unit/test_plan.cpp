@@ -1,0 +1,168 @@
+#include <set>
+
+#include "ddp/plan.hpp"
+#include "suites.hpp"
+
+using namespace ddp;
+
+namespace {
+NodePlan sample_plan() {
+  NodePlan p;
+  p.run_id = "42.3";
+  p.mode = Mode::Gpu;
+  p.node_rank = 1;
+  p.nnodes = 3;
+  p.nproc = 4;
+  p.rank_base = 4;
+  p.world_size = 12;
+  p.master_addr = "198.18.7.10";
+  p.master_port = 24567;
+  p.max_restarts = 2;
+  p.verbose = true;
+  return p;
+}
+}  // namespace
+
+START_TEST(plan_round_trips_through_the_environment) {
+  Environment env;
+  write_plan(sample_plan(), env);
+  const auto back = read_plan(env);
+  ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
+  ck_assert(*back == sample_plan());
+}
+END_TEST
+
+START_TEST(plan_from_another_release_is_refused) {
+  Environment env;
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_VERSION", "2");
+  const auto r = read_plan(env);
+  ck_assert(!r.ok());
+  CK_CONTAINS(r.error(), "same slurm-ddp release");
+}
+END_TEST
+
+START_TEST(plan_missing_or_inconsistent_is_refused) {
+  Environment env;
+  CK_CONTAINS(read_plan(env).error(), "--nproc");  // no plan at all: say how to run standalone
+  write_plan(sample_plan(), env);
+  env.unset("DDP_PLAN_MASTER_PORT");
+  CK_CONTAINS(read_plan(env).error(), "DDP_PLAN_MASTER_PORT");
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_NODE_RANK", "3");
+  CK_CONTAINS(read_plan(env).error(), "NODE_RANK");
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_RANK_BASE", "10");
+  CK_CONTAINS(read_plan(env).error(), "WORLD_SIZE");
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_MODE", "auto");
+  ck_assert(!read_plan(env).ok());
+}
+END_TEST
+
+START_TEST(rank_layout_is_a_running_sum_in_node_order) {
+  const std::vector<std::uint32_t> per_node{4, 2, 8, 1};
+  const std::uint32_t bases[] = {0, 4, 6, 14};
+  for (std::uint32_t n = 0; n < per_node.size(); ++n) {
+    const auto l = rank_layout(per_node, n);
+    ck_assert(l.ok());
+    ck_assert_uint_eq(l->rank_base, bases[n]);
+    ck_assert_uint_eq(l->world_size, 15);
+  }
+  ck_assert(!rank_layout(per_node, 4).ok());
+}
+END_TEST
+
+START_TEST(port_is_deterministic_and_inside_the_range) {
+  const PortRange range{20000, 29999};
+  for (std::uint32_t job = 1; job < 5000; job += 7)
+    for (std::uint32_t step = 0; step < 4; ++step) {
+      const auto p = derive_port(range, job, step, 0);
+      ck_assert_uint_ge(p, range.first);
+      ck_assert_uint_le(p, range.last);
+      ck_assert_uint_eq(p, derive_port(range, job, step, 0));
+    }
+  // Slurm's special step ids (batch, extern) stay inside too.
+  const auto batch = derive_port(range, 77, 0xfffffffb, 0);
+  ck_assert(batch >= range.first && batch <= range.last);
+  const PortRange one{29500, 29500};
+  ck_assert_uint_eq(derive_port(one, 123, 9, 3), 29500);
+}
+END_TEST
+
+START_TEST(steps_and_attempts_of_one_job_never_share_a_port) {
+  const PortRange range{20000, 29999};
+  std::set<std::uint16_t> seen;
+  // 100 steps x 64 attempts fit in 10000 ports: all distinct.
+  for (std::uint32_t step = 0; step < 100; ++step)
+    for (std::uint32_t attempt = 0; attempt < 64; ++attempt)
+      ck_assert(seen.insert(derive_port(range, 123456, step, attempt)).second);
+}
+END_TEST
+
+START_TEST(jobs_spread_over_the_range) {
+  const PortRange range{20000, 29999};
+  std::set<std::uint16_t> first_ports;
+  for (std::uint32_t job = 1000; job < 1100; ++job) first_ports.insert(derive_port(range, job, 0, 0));
+  ck_assert_uint_ge(first_ports.size(), 95);  // consecutive job ids do not pile up
+}
+END_TEST
+
+START_TEST(workers_follow_mode_and_gpus) {
+  DdpRequest r;
+  r.enabled = true;
+  auto w = resolve_workers(r, 0, "n0");  // auto, no GPUs: one CPU worker
+  ck_assert(w.ok() && *w == (WorkerCount{Mode::Cpu, 1}));
+  w = resolve_workers(r, 4, "n0");  // auto with GPUs: one per GPU
+  ck_assert(w.ok() && *w == (WorkerCount{Mode::Gpu, 4}));
+  r.gpus = 2;
+  w = resolve_workers(r, 4, "n0");
+  ck_assert(w.ok() && *w == (WorkerCount{Mode::Gpu, 2}));
+  r.gpus = 8;
+  const auto too_many = resolve_workers(r, 4, "n7");
+  ck_assert(!too_many.ok());
+  CK_CONTAINS(too_many.error(), "n7");
+  CK_CONTAINS(too_many.error(), "--gpus-per-node=8");
+}
+END_TEST
+
+START_TEST(workers_cpu_and_gpu_errors_name_the_fix) {
+  DdpRequest r;
+  r.enabled = true;
+  r.mode = Mode::Cpu;
+  r.procs = 3;
+  auto w = resolve_workers(r, 4, "n0");  // cpu mode ignores the step's GPUs
+  ck_assert(w.ok() && *w == (WorkerCount{Mode::Cpu, 3}));
+  r.mode = Mode::Gpu;
+  r.procs.reset();
+  const auto none = resolve_workers(r, 0, "n1");
+  ck_assert(!none.ok());
+  CK_CONTAINS(none.error(), "no GPUs on node n1");
+  CK_CONTAINS(none.error(), "--ddp=cpu");
+}
+END_TEST
+
+START_TEST(count_list_counts_entries) {
+  ck_assert_uint_eq(count_list(""), 0);
+  ck_assert_uint_eq(count_list(" "), 0);
+  ck_assert_uint_eq(count_list("3"), 1);
+  ck_assert_uint_eq(count_list("0,1,2,3"), 4);
+}
+END_TEST
+
+Suite* plan_suite() {
+  Suite* s = suite_create("plan");
+  TCase* tc = tcase_create("core");
+  tcase_add_test(tc, plan_round_trips_through_the_environment);
+  tcase_add_test(tc, plan_from_another_release_is_refused);
+  tcase_add_test(tc, plan_missing_or_inconsistent_is_refused);
+  tcase_add_test(tc, rank_layout_is_a_running_sum_in_node_order);
+  tcase_add_test(tc, port_is_deterministic_and_inside_the_range);
+  tcase_add_test(tc, steps_and_attempts_of_one_job_never_share_a_port);
+  tcase_add_test(tc, jobs_spread_over_the_range);
+  tcase_add_test(tc, workers_follow_mode_and_gpus);
+  tcase_add_test(tc, workers_cpu_and_gpu_errors_name_the_fix);
+  tcase_add_test(tc, count_list_counts_entries);
+  suite_add_tcase(s, tc);
+  return s;
+}

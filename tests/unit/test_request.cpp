@@ -1,0 +1,119 @@
+#include "ddp/request.hpp"
+#include "suites.hpp"
+
+using namespace ddp;
+
+START_TEST(ddp_flag_enables_auto_mode) {
+  DdpRequest r;
+  ck_assert(!r.active());
+  ck_assert(apply_option(r, "ddp", nullptr).ok());
+  ck_assert(r.active());
+  ck_assert(r.mode == Mode::Auto);
+}
+END_TEST
+
+START_TEST(sbatch_exported_flag_arrives_as_null_string) {
+  // sbatch --ddp exports the flag to every srun as the literal "(null)".
+  DdpRequest r;
+  ck_assert(apply_option(r, "ddp", "(null)").ok());
+  ck_assert(r.active());
+  ck_assert(r.mode == Mode::Auto);
+  ck_assert(apply_option(r, "ddp-verbose", "(null)").ok());
+  ck_assert(r.verbose);
+  ck_assert(apply_option(r, "no-ddp", "(null)").ok());
+  ck_assert(!r.active());
+}
+END_TEST
+
+START_TEST(modes_parse_and_bad_mode_names_the_choices) {
+  DdpRequest r;
+  ck_assert(apply_option(r, "ddp", "cpu").ok());
+  ck_assert(r.mode == Mode::Cpu);
+  ck_assert(apply_option(r, "ddp", "gpu").ok());
+  ck_assert(r.mode == Mode::Gpu);
+  const auto bad = apply_option(r, "ddp", "tpu");
+  ck_assert(!bad.ok());
+  CK_CONTAINS(bad.error(), "--ddp=tpu");
+  CK_CONTAINS(bad.error(), "--ddp=cpu");
+}
+END_TEST
+
+START_TEST(counts_imply_ddp_and_are_range_checked) {
+  DdpRequest r;
+  ck_assert(apply_option(r, "ddp-procs", "4").ok());
+  ck_assert(r.active());
+  ck_assert_uint_eq(*r.procs, 4);
+  ck_assert(!apply_option(r, "ddp-gpus", "0").ok());
+  ck_assert(!apply_option(r, "ddp-gpus", "(null)").ok());  // a count needs a value
+  ck_assert(!apply_option(r, "ddp-port", "80").ok());
+  ck_assert(apply_option(r, "ddp-port", "29500").ok());
+  ck_assert_uint_eq(*r.port, 29500);
+  ck_assert(apply_option(r, "ddp-restarts", "0").ok());
+  ck_assert(!apply_option(r, "ddp-restarts", "100000").ok());
+}
+END_TEST
+
+START_TEST(callbacks_are_idempotent) {
+  // Remote option callbacks run twice with the same value.
+  DdpRequest once, twice;
+  for (auto* r : {&once, &twice}) {
+    ck_assert(apply_option(*r, "ddp", "cpu").ok());
+    ck_assert(apply_option(*r, "ddp-procs", "3").ok());
+  }
+  ck_assert(apply_option(twice, "ddp", "cpu").ok());
+  ck_assert(apply_option(twice, "ddp-procs", "3").ok());
+  ck_assert(once == twice);
+}
+END_TEST
+
+START_TEST(no_ddp_wins_over_inherited_ddp) {
+  DdpRequest r;
+  ck_assert(apply_option(r, "no-ddp", nullptr).ok());
+  ck_assert(apply_option(r, "ddp", "(null)").ok());  // inherited from sbatch, read later
+  ck_assert(!r.active());
+}
+END_TEST
+
+START_TEST(validate_catches_contradictions) {
+  DdpRequest r;
+  ck_assert(apply_option(r, "ddp", "cpu").ok());
+  ck_assert(validate(r).ok());
+  ck_assert(apply_option(r, "ddp-gpus", "2").ok());
+  CK_CONTAINS(validate(r).error(), "--ddp-gpus");
+  DdpRequest g;
+  ck_assert(apply_option(g, "ddp", "gpu").ok());
+  ck_assert(apply_option(g, "ddp-procs", "2").ok());
+  CK_CONTAINS(validate(g).error(), "--ddp-procs");
+  DdpRequest off;  // nothing to check when DDP is off
+  ck_assert(apply_option(off, "ddp-gpus", "2").ok());
+  ck_assert(apply_option(off, "ddp-procs", "2").ok());
+  ck_assert(apply_option(off, "no-ddp", nullptr).ok());
+  ck_assert(validate(off).ok());
+}
+END_TEST
+
+START_TEST(option_table_usage_starts_with_plugin_tag) {
+  for (const auto& spec : kOptions) {
+    CK_CONTAINS(std::string(spec.usage).substr(0, 5), "[ddp]");
+    DdpRequest r;  // every registered option is understood by apply_option
+    const std::string name = spec.name;
+    const char* value = !spec.arginfo ? nullptr : name == "ddp" ? "cpu" : name == "ddp-port" ? "29500" : "2";
+    ck_assert_msg(apply_option(r, spec.name, value).ok(), "option --%s rejected", spec.name);
+  }
+}
+END_TEST
+
+Suite* request_suite() {
+  Suite* s = suite_create("request");
+  TCase* tc = tcase_create("core");
+  tcase_add_test(tc, ddp_flag_enables_auto_mode);
+  tcase_add_test(tc, sbatch_exported_flag_arrives_as_null_string);
+  tcase_add_test(tc, modes_parse_and_bad_mode_names_the_choices);
+  tcase_add_test(tc, counts_imply_ddp_and_are_range_checked);
+  tcase_add_test(tc, callbacks_are_idempotent);
+  tcase_add_test(tc, no_ddp_wins_over_inherited_ddp);
+  tcase_add_test(tc, validate_catches_contradictions);
+  tcase_add_test(tc, option_table_usage_starts_with_plugin_tag);
+  suite_add_tcase(s, tc);
+  return s;
+}

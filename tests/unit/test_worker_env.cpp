@@ -1,0 +1,90 @@
+#include "ddp/worker_env.hpp"
+#include "suites.hpp"
+
+using namespace ddp;
+
+namespace {
+NodePlan two_by_two(std::uint32_t node) {
+  NodePlan p;
+  p.run_id = "9.0";
+  p.node_rank = node;
+  p.nnodes = 2;
+  p.nproc = 2;
+  p.rank_base = node * 2;
+  p.world_size = 4;
+  p.master_addr = "198.18.1.10";
+  p.master_port = 23456;
+  return p;
+}
+std::string get(const Environment& e, const char* name) { return e.get(name).value_or("<unset>"); }
+}  // namespace
+
+START_TEST(torchrun_contract_variables) {
+  Environment base;
+  const auto env = worker_environment(base, two_by_two(1), {1, 0}, "eth0");
+  CK_STR_EQ(get(env, "RANK"), "3");
+  CK_STR_EQ(get(env, "LOCAL_RANK"), "1");
+  CK_STR_EQ(get(env, "WORLD_SIZE"), "4");
+  CK_STR_EQ(get(env, "LOCAL_WORLD_SIZE"), "2");
+  CK_STR_EQ(get(env, "GROUP_RANK"), "1");
+  CK_STR_EQ(get(env, "GROUP_WORLD_SIZE"), "2");
+  CK_STR_EQ(get(env, "ROLE_NAME"), "default");
+  CK_STR_EQ(get(env, "ROLE_RANK"), "3");
+  CK_STR_EQ(get(env, "ROLE_WORLD_SIZE"), "4");
+  CK_STR_EQ(get(env, "MASTER_ADDR"), "198.18.1.10");
+  CK_STR_EQ(get(env, "MASTER_PORT"), "23456");
+  CK_STR_EQ(get(env, "TORCHELASTIC_RUN_ID"), "9.0");
+  CK_STR_EQ(get(env, "TORCHELASTIC_RESTART_COUNT"), "0");
+  CK_STR_EQ(get(env, "TORCHELASTIC_USE_AGENT_STORE"), "False");
+  CK_STR_EQ(get(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), "1");
+  CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "1");
+  CK_STR_EQ(get(env, "GLOO_SOCKET_IFNAME"), "eth0");
+  CK_STR_EQ(get(env, "NCCL_SOCKET_IFNAME"), "=eth0");
+}
+END_TEST
+
+START_TEST(contract_owns_ranks_user_owns_tunables) {
+  Environment base;
+  base.set("RANK", "99");  // stale, from an outer launcher: overwritten
+  base.set("MASTER_PORT", "1");
+  base.set("OMP_NUM_THREADS", "8");  // the user's choice: kept
+  base.set("NCCL_SOCKET_IFNAME", "ib0");
+  base.set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0");
+  base.set("HOME", "/home/u");
+  const auto env = worker_environment(base, two_by_two(0), {0, 2}, "eth0");
+  CK_STR_EQ(get(env, "RANK"), "0");
+  CK_STR_EQ(get(env, "MASTER_PORT"), "23456");
+  CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "8");
+  CK_STR_EQ(get(env, "NCCL_SOCKET_IFNAME"), "ib0");
+  CK_STR_EQ(get(env, "TORCH_NCCL_ASYNC_ERROR_HANDLING"), "0");
+  CK_STR_EQ(get(env, "TORCHELASTIC_RESTART_COUNT"), "2");
+  CK_STR_EQ(get(env, "HOME"), "/home/u");
+}
+END_TEST
+
+START_TEST(plan_variables_do_not_reach_workers) {
+  Environment base;
+  write_plan(two_by_two(0), base);
+  const auto env = worker_environment(base, two_by_two(0), {0, 0}, "");
+  for (const auto& [name, value] : env.vars()) ck_assert_msg(!name.starts_with("DDP_PLAN_"), "%s leaked", name.c_str());
+  ck_assert(!env.has("GLOO_SOCKET_IFNAME"));  // unknown interface: leave it to the libraries
+}
+END_TEST
+
+START_TEST(single_worker_keeps_default_threads) {
+  NodePlan p = two_by_two(0);
+  p.nproc = 1;
+  ck_assert(!worker_environment(Environment{}, p, {0, 0}, "").has("OMP_NUM_THREADS"));
+}
+END_TEST
+
+Suite* worker_env_suite() {
+  Suite* s = suite_create("worker_env");
+  TCase* tc = tcase_create("core");
+  tcase_add_test(tc, torchrun_contract_variables);
+  tcase_add_test(tc, contract_owns_ranks_user_owns_tunables);
+  tcase_add_test(tc, plan_variables_do_not_reach_workers);
+  tcase_add_test(tc, single_worker_keeps_default_threads);
+  suite_add_tcase(s, tc);
+  return s;
+}
