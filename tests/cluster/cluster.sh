@@ -215,27 +215,38 @@ cmd_up() {
   echo "cluster.sh: use it with: eval \"\$($0 env --name $name)\""
 }
 
-kill_pidfile() {
+# The pid in a pidfile, if it still runs with our config file (pids get reused).
+our_pid() {
   local pidfile=$1 pid
-  [[ -s $pidfile ]] || return 0
+  [[ -s $pidfile ]] || return 1
   pid=$(cat "$pidfile")
-  # Only kill what is still ours: the pid must run with our config file.
-  if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -q -- "$conf"; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -q -- "$conf" || return 1
+  echo "$pid"
 }
 
 cmd_down() {
   need_root
   [[ -e $record ]] || { echo "cluster.sh: no cluster '$name' here"; return 0; }
-  local kind what pids
-  # Reverse creation order: daemons, then namespaces (which end every job
-  # process inside them), the bridge, and last the directory.
+  local kind what pid pids daemons=()
+  # All daemons at once: SIGTERM, up to 10 s to finish, then SIGKILL.
+  while read -r kind what; do
+    [[ $kind == pidfile ]] && pid=$(our_pid "$what") && daemons+=("$pid")
+  done <"$record"
+  if ((${#daemons[@]})); then
+    kill -TERM "${daemons[@]}" 2>/dev/null || true
+    local alive p
+    for _ in $(seq 100); do
+      alive=0
+      for p in "${daemons[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+      ((alive)) || break
+      sleep 0.1
+    done
+    kill -KILL "${daemons[@]}" 2>/dev/null || true
+  fi
+  # Then, in reverse creation order: namespaces (killing every job process
+  # still inside them), links, and last the directory.
   tac "$record" | while read -r kind what; do
     case $kind in
-      pidfile) kill_pidfile "$what" ;;
       netns)
         pids=$(ip netns pids "$what" 2>/dev/null || true)
         [[ -n $pids ]] && kill -KILL $pids 2>/dev/null || true

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# GPU mode on fake GPUs (char devices with NVIDIA's major number; nothing runs
+# CUDA here): --ddp picks one worker per GPU of the step, --ddp-gpus fewer.
+source "$(dirname "$0")/lib.sh"
+
+script='echo "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE cvd=$CUDA_VISIBLE_DEVICES"'
+run srun -N2 --gpus-per-node=2 --ddp /bin/sh -c "$script"
+expect_rc 0 "srun --gpus-per-node=2 --ddp"
+expect_eq "$(grep -c '^rank=' <<<"$OUT")" "4" "auto mode: one worker per GPU"
+expect_in "$OUT" "rank=3 local=1 world=4" "global ranks over GPU workers"
+
+run srun -N2 --gpus-per-node=2 --ddp-gpus=1 /bin/sh -c "$script"
+expect_rc 0 "srun --ddp-gpus=1"
+expect_eq "$(grep -c '^rank=' <<<"$OUT")" "2" "--ddp-gpus=1: one worker per node"
+
+run srun -N2 --gpus-per-node=1 --ddp-gpus=2 true
+expect_rc 1 "--ddp-gpus above the step's GPUs"
+expect_in "$ERR" "--ddp-gpus=2 but the step has only 1 GPU(s)" "too few GPUs message"
+pass "GPU worker counts follow the step's GPUs"

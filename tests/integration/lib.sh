@@ -1,0 +1,58 @@
+# Helpers for the cluster tests. Each test script sources this, runs real
+# srun/sbatch against the local cluster (SLURM_CONF comes from CTest), and
+# fails with a message saying what was expected and what came back.
+set -euo pipefail
+
+: "${SLURM_CONF:?SLURM_CONF must point at the test cluster (CTest sets it)}"
+: "${DDP_SOURCE_DIR:?}"
+PYTHON=/usr/bin/python3   # Debian's python3 has torch; a pyenv python3 on PATH may not
+CLUSTER_NAME=$(sed -n 's/^ClusterName=//p' "$SLURM_CONF")
+CLUSTER_DIR=$(dirname "$SLURM_CONF")
+export PYTHON CLUSTER_NAME CLUSTER_DIR
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+pass() { echo "PASS: $*"; }
+
+# run CMD...: runs with a time limit, keeps stdout in $OUT, stderr in $ERR, code in $RC.
+run() {
+  local out err
+  out=$(mktemp) err=$(mktemp)
+  set +e
+  timeout 90 "$@" >"$out" 2>"$err"
+  RC=$?
+  set -e
+  OUT=$(cat "$out") ERR=$(cat "$err")
+  rm -f "$out" "$err"
+  if ((RC == 124)); then fail "timed out after 90 s: $*"; fi
+}
+
+show() { printf -- '--- command: %s\n--- rc: %s\n--- stdout:\n%s\n--- stderr:\n%s\n' "$1" "$RC" "$OUT" "$ERR" >&2; }
+
+expect_rc() {  # expect_rc CODE DESCRIPTION
+  [[ $RC == "$1" ]] || { show "$2"; fail "$2: exit code $RC, expected $1"; }
+}
+expect_in() {  # expect_in TEXT NEEDLE DESCRIPTION
+  [[ $1 == *"$2"* ]] || { show "$3"; fail "$3: expected to find '$2'"; }
+}
+expect_not_in() {
+  [[ $1 != *"$2"* ]] || { show "$3"; fail "$3: did not expect '$2'"; }
+}
+expect_eq() {  # expect_eq ACTUAL EXPECTED DESCRIPTION
+  [[ $1 == "$2" ]] || fail "$3: got '$1', expected '$2'"
+}
+
+# NodeAddr of a node as slurmctld publishes it.
+node_addr() { scontrol show node "$1" | sed -n 's/.*NodeAddr=\([^ ]*\).*/\1/p'; }
+
+# sbatch_wait ARGS...: submits, waits for the job to end (polling, faster than
+# `sbatch --wait`), sets RC to the job's exit code.
+sbatch_wait() {
+  local id state deadline=$((SECONDS + 90))
+  id=$(sbatch --parsable "$@") || fail "sbatch $* was refused"
+  while ((SECONDS < deadline)); do
+    state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
+    case $state in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.2 ;; *) break ;; esac
+  done
+  ((SECONDS < deadline)) || fail "job $id did not end within 90 s"
+  RC=$(scontrol show job "$id" | sed -n 's/.*ExitCode=\([0-9]*\):.*/\1/p')
+}
