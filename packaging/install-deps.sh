@@ -17,8 +17,10 @@ packages=(
   # libraries the plugin, agent and trainer use
   libhwloc-dev hwloc libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
   libopenblas-dev zlib1g-dev
-  # unit tests
-  check
+  # unit tests, shell lint
+  check shellcheck
+  # the integration tests' tools (nm/readelf, strings)
+  binutils
   # the local multi-node cluster: network namespaces, veth, bridge
   iproute2 util-linux procps
   # PyTorch compatibility tests and the real dataset

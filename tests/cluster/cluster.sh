@@ -172,6 +172,13 @@ cmd_up() {
   done
   # A cluster of the same name left behind (a killed test run) is removed first.
   [[ -e $record ]] && cmd_down
+  # Another cluster's subnet or port: pick another index rather than collide.
+  if ip -4 -o addr show | grep -q " $subnet\.1/"; then
+    die "subnet $subnet.0/24 is already in use (another cluster?); choose another --index"
+  fi
+  if ss -Htln "sport = :$ctld_port" | grep -q .; then
+    die "port $ctld_port (slurmctld) is already in use; choose another --index"
+  fi
   mkdir -p "$dir"/{state,spool,run,log,dev}
   chmod 755 "$root_dir" "$dir"
   : >"$record"

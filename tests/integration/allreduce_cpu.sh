@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The walking skeleton: srun -N2 --ddp=cpu --ddp-procs=2 runs a plain
 # torch.distributed program (env://, Gloo) as 4 ranks on 2 network namespaces.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 node0=$CLUSTER_NAME-n0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Bad input gets one clear message naming the problem and the fix, fast.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 run srun -N2 --ddp=bogus true

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # GPU mode on fake GPUs (char devices with NVIDIA's major number; nothing runs
 # CUDA here): --ddp picks one worker per GPU of the step, --ddp-gpus fewer.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 script='echo "rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE cvd=$CUDA_VISIBLE_DEVICES"'

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the cluster tests. Each test script sources this, runs real
 # srun/sbatch against the local cluster (SLURM_CONF comes from CTest), and
 # fails with a message saying what was expected and what came back.

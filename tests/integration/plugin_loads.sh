@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Slurm really loads the plugin in every context, and a step without --ddp is
 # untouched by it.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 run srun --help

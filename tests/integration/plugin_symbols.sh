@@ -2,6 +2,7 @@
 # spank_ddp.so exports exactly the symbols Slurm's loader looks up; the C++
 # pitfalls (internal linkage of SPANK_PLUGIN's consts, mangled callbacks) would
 # show up here as missing plugin_* or slurm_spank_* symbols.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 plugin=${1:?path to spank_ddp.so}
 

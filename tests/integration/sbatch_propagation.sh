@@ -2,6 +2,7 @@
 # `sbatch --ddp...` reaches every srun step inside the script (Slurm exports
 # the options to the job's environment; flags arrive as "(null)"), and
 # `srun --no-ddp` opts one step out.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 work=$(mktemp -d)

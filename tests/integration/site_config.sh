@@ -2,6 +2,7 @@
 # The site config named by config= on the plugstack.conf line: its port range
 # is used, and a broken or unsafe config stops --ddp steps with a message that
 # names the file, the line and the fix (and leaves steps without --ddp alone).
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 config=${1:?path to the site config named in plugstack.conf}
 good=$(cat "$config")

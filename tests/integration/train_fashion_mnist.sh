@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A real training run through Slurm: PyTorch DDP (Gloo) on the real
 # Fashion-MNIST data, 4 CPU workers on 2 nodes, one epoch; it must learn.
+# shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 run srun -N2 --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/examples/train_fashion_mnist.py" --epochs 1
