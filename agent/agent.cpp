@@ -4,13 +4,12 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <optional>
-
-#include <spdlog/spdlog.h>
 
 #include "ddp/netif.hpp"
 #include "ddp/worker_env.hpp"
@@ -135,8 +134,8 @@ int run_agent(AgentConfig config) {
           envs.push_back(worker_environment(base, plan, {local, attempt}, ifname));
         if (plan.verbose)
           spdlog::info("node {}: starting {} worker(s), ranks {}..{} of {}, MASTER_ADDR={} MASTER_PORT={}{}", node,
-                       plan.nproc, plan.rank_base, plan.rank_base + plan.nproc - 1, plan.world_size,
-                       plan.master_addr, plan.master_port, ifname.empty() ? "" : ", interface " + ifname);
+                       plan.nproc, plan.rank_base, plan.rank_base + plan.nproc - 1, plan.world_size, plan.master_addr,
+                       plan.master_port, ifname.empty() ? "" : ", interface " + ifname);
         if (auto started = group.start(config.command, envs, signals.previous_mask()); !started) {
           spdlog::error("node {}: {}", node, started.error());
           return 1;

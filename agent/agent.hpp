@@ -22,7 +22,7 @@ struct AgentConfig {
   NodePlan plan;
   std::vector<std::string> command;  // the worker command line
   std::chrono::milliseconds grace{5000};
-  bool standalone = false;           // pick MASTER_PORT ourselves on each attempt
+  bool standalone = false;  // pick MASTER_PORT ourselves on each attempt
 };
 
 // Runs the workers to the end; returns the agent's exit code: 0, or the first

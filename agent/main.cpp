@@ -3,16 +3,15 @@
 //
 //   ddp-agent --nproc 4 -- python train.py        standalone, one machine
 //   (under Slurm the spank_ddp plugin execs:  ddp-agent --plan-from-env -- CMD)
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <ctime>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "agent.hpp"
 #include "ddp/version.hpp"
@@ -65,9 +64,10 @@ int main(int argc, char** argv) {
     config.plan = std::move(plan).value();
     config.plan.verbose = config.plan.verbose || verbose;
     if (config.plan.max_restarts > 0 && config.plan.nnodes > 1) {
-      spdlog::error("--ddp-restarts across {} nodes needs all agents to restart together, which this release "
-                    "cannot do yet; run without --ddp-restarts",
-                    config.plan.nnodes);
+      spdlog::error(
+          "--ddp-restarts across {} nodes needs all agents to restart together, which this release "
+          "cannot do yet; run without --ddp-restarts",
+          config.plan.nnodes);
       return 2;
     }
   } else {

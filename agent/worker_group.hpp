@@ -18,8 +18,8 @@ namespace ddp::agent {
 
 struct WorkerExit {
   std::uint32_t local_rank = 0;
-  int exit_code = 0;    // when !signaled
-  int signal = 0;       // when signaled
+  int exit_code = 0;  // when !signaled
+  int signal = 0;     // when signaled
   bool signaled = false;
   std::chrono::system_clock::time_point when;
   bool failed() const { return signaled || exit_code != 0; }

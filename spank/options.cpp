@@ -17,8 +17,10 @@ int on_option(int val, const char* optarg, int remote) {
     // In srun/sbatch this stops the command before anything is allocated. On a
     // compute node a callback failure is only logged by Slurm; srun already
     // checked the same value, so remember it for task_init just in case.
-    if (remote) state().deferred_error = status.error();
-    else error(status.error());
+    if (remote)
+      state().deferred_error = status.error();
+    else
+      error(status.error());
     return -1;
   } catch (...) {
     return -1;  // no exception may cross into Slurm's C code

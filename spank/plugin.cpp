@@ -74,9 +74,12 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
   return guarded("init_post_opt", [&] {
     switch (spank_context()) {
       case S_CTX_LOCAL:
-      case S_CTX_ALLOCATOR: return local_init_post_opt(sp);
-      case S_CTX_REMOTE: return remote_init_post_opt(sp);
-      default: return 0;
+      case S_CTX_ALLOCATOR:
+        return local_init_post_opt(sp);
+      case S_CTX_REMOTE:
+        return remote_init_post_opt(sp);
+      default:
+        return 0;
     }
   });
 }

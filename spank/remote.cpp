@@ -57,7 +57,7 @@ Result<T> item(spank_t sp, spank_item_t which, const char* what) {
 // Runs as root: the config must be root's and writable by nobody else, or a
 // user could point the plugin at a binary of their choice.
 Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT && !explicit_path) return SiteConfig{};  // built-in defaults
     return fail("cannot read site config " + path + ": " + std::strerror(errno) +
@@ -172,8 +172,10 @@ int remote_user_init(spank_t sp) {
   State& st = state();
   if (!st.request.active() || st.deferred_error || !launched_step(sp)) return 0;
   auto plan = plan_node(sp, st);
-  if (plan) st.plan = std::move(plan).value();
-  else st.deferred_error = plan.error();
+  if (plan)
+    st.plan = std::move(plan).value();
+  else
+    st.deferred_error = plan.error();
   return 0;
 }
 
@@ -187,11 +189,11 @@ int remote_task_init(spank_t sp) {
   spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks);
   if (!st.deferred_error && local_tasks != 1)
     st.deferred_error = "--ddp starts its workers from one task per node, but this step has " +
-                        std::to_string(local_tasks) + " tasks on this node; drop --ntasks-per-node/-n or use --ntasks-per-node=1";
+                        std::to_string(local_tasks) +
+                        " tasks on this node; drop --ntasks-per-node/-n or use --ntasks-per-node=1";
   if (st.deferred_error || !st.plan) {
     // Report once per node (from its first task), then fail every task.
-    if (local_task == 0)
-      error(st.deferred_error.value_or("no plan for this node (internal error)"));
+    if (local_task == 0) error(st.deferred_error.value_or("no plan for this node (internal error)"));
     return -1;
   }
   const NodePlan& plan = *st.plan;

@@ -12,10 +12,10 @@
 namespace ddp::spank {
 
 struct State {
-  PluginArgs args;          // plugstack.conf words after the plugin path
-  DdpRequest request;       // what the user asked for
-  SiteConfig config;        // the site config, loaded on compute nodes only
-  std::string agent_path;   // resolved: plugstack arg > site config > built-in
+  PluginArgs args;               // plugstack.conf words after the plugin path
+  DdpRequest request;            // what the user asked for
+  SiteConfig config;             // the site config, loaded on compute nodes only
+  std::string agent_path;        // resolved: plugstack arg > site config > built-in
   std::optional<NodePlan> plan;  // this node's plan, worked out in user_init
   // In Slurm 22.05 an error returned from user_init does not fail srun, and
   // under sbatch it drains the node (see the notes on failing correctly). So

@@ -26,8 +26,7 @@ void Environment::unset(std::string_view name) {
 }
 
 void Environment::unset_prefix(std::string_view prefix) {
-  for (auto it = vars_.lower_bound(prefix); it != vars_.end() && it->first.starts_with(prefix);)
-    it = vars_.erase(it);
+  for (auto it = vars_.lower_bound(prefix); it != vars_.end() && it->first.starts_with(prefix);) it = vars_.erase(it);
 }
 
 Environment::Block::Block(const Environment& env) {

@@ -16,7 +16,9 @@ namespace {
 
 struct Fd {
   int fd;
-  ~Fd() { if (fd >= 0) ::close(fd); }
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
 };
 
 }  // namespace
@@ -52,8 +54,7 @@ Result<LocalRoute> route_to(const std::string& ipv4_address) {
       return route;
     }
   }
-  return fail("the route to " + ipv4_address + " leaves from " + route.source_address +
-              ", which no interface holds");
+  return fail("the route to " + ipv4_address + " leaves from " + route.source_address + ", which no interface holds");
 }
 
 }  // namespace ddp

@@ -12,8 +12,7 @@ std::string_view trim(std::string_view text) {
   return text.substr(begin, end - begin + 1);
 }
 
-Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max,
-                                 std::string_view what) {
+Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max, std::string_view what) {
   const auto range = "between " + std::to_string(min) + " and " + std::to_string(max);
   std::uint64_t value = 0;
   const auto* end = text.data() + text.size();
@@ -28,7 +27,8 @@ Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::
 Result<PortRange> parse_port_range(std::string_view text, std::string_view what) {
   const auto dash = text.find('-');
   if (dash == std::string_view::npos)
-    return fail(std::string(what) + "='" + std::string(text) + "' is not a port range; write it as LOW-HIGH, e.g. 20000-29999");
+    return fail(std::string(what) + "='" + std::string(text) +
+                "' is not a port range; write it as LOW-HIGH, e.g. 20000-29999");
   const auto first = parse_uint(trim(text.substr(0, dash)), 1024, 65535, what);
   if (!first) return fail(first.error());
   const auto last = parse_uint(trim(text.substr(dash + 1)), 1024, 65535, what);

@@ -11,8 +11,7 @@
 namespace ddp {
 
 // A decimal integer in [min, max]; `what` names it in the error ("--ddp-procs").
-Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max,
-                                 std::string_view what);
+Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max, std::string_view what);
 
 struct PortRange {
   std::uint16_t first = 0;

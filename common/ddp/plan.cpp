@@ -25,8 +25,10 @@ std::string key(std::string_view name) { return std::string(kPlanPrefix) + std::
 
 Result<std::uint64_t> number(const Environment& env, std::string_view name, std::uint64_t min, std::uint64_t max) {
   const auto text = env.get(key(name));
-  if (!text) return fail(key(name) + " is not set: ddp-agent was started without a plan; under Slurm the "
-                         "spank_ddp plugin sets it, standalone use --nproc");
+  if (!text)
+    return fail(key(name) +
+                " is not set: ddp-agent was started without a plan; under Slurm the "
+                "spank_ddp plugin sets it, standalone use --nproc");
   return parse_uint(*text, min, max, key(name));
 }
 
@@ -51,8 +53,9 @@ Result<NodePlan> read_plan(const Environment& env) {
   const auto version = number(env, "VERSION", 0, 1u << 30);
   if (!version) return fail(version.error());
   if (*version != kPlanVersion)
-    return fail("the plan from spank_ddp.so has version " + std::to_string(*version) + " but this ddp-agent reads version " +
-                std::to_string(kPlanVersion) + ": install the plugin and the agent from the same slurm-ddp release");
+    return fail("the plan from spank_ddp.so has version " + std::to_string(*version) +
+                " but this ddp-agent reads version " + std::to_string(kPlanVersion) +
+                ": install the plugin and the agent from the same slurm-ddp release");
 
   NodePlan plan;
   plan.run_id = env.get(key("RUN_ID")).value_or("");
@@ -61,9 +64,13 @@ Result<NodePlan> read_plan(const Environment& env) {
   if (!mode || *mode == Mode::Auto) return fail(key("MODE") + " must be gpu or cpu");
   plan.mode = *mode;
 
-  struct Field { std::string_view name; std::uint64_t min, max; std::uint32_t* out; };
+  struct Field {
+    std::string_view name;
+    std::uint64_t min, max;
+    std::uint32_t* out;
+  };
   const Field fields[] = {
-      {"NODE_RANK", 0, 1u << 20, &plan.node_rank},  {"NNODES", 1, 1u << 20, &plan.nnodes},
+      {"NODE_RANK", 0, 1u << 20, &plan.node_rank},   {"NNODES", 1, 1u << 20, &plan.nnodes},
       {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc}, {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
       {"WORLD_SIZE", 1, 1u << 30, &plan.world_size}, {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
   };

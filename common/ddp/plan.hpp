@@ -19,9 +19,9 @@ inline constexpr int kPlanVersion = 1;
 inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
 
 struct NodePlan {
-  std::string run_id;            // the same on every node: "JOBID.STEPID" under Slurm
-  Mode mode = Mode::Cpu;         // resolved: Gpu or Cpu
-  std::uint32_t node_rank = 0;   // index of this node in the step's node list
+  std::string run_id;           // the same on every node: "JOBID.STEPID" under Slurm
+  Mode mode = Mode::Cpu;        // resolved: Gpu or Cpu
+  std::uint32_t node_rank = 0;  // index of this node in the step's node list
   std::uint32_t nnodes = 1;
   std::uint32_t nproc = 1;       // workers on this node
   std::uint32_t rank_base = 0;   // global rank of this node's local rank 0

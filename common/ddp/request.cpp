@@ -8,9 +8,12 @@ namespace ddp {
 
 std::string_view to_string(Mode mode) {
   switch (mode) {
-    case Mode::Auto: return "auto";
-    case Mode::Gpu: return "gpu";
-    case Mode::Cpu: return "cpu";
+    case Mode::Auto:
+      return "auto";
+    case Mode::Gpu:
+      return "gpu";
+    case Mode::Cpu:
+      return "cpu";
   }
   return "?";
 }
@@ -80,9 +83,11 @@ Status validate(const DdpRequest& request) {
   if (request.mode == Mode::Cpu && request.gpus)
     return fail("--ddp-gpus asks for GPU workers but --ddp=cpu for CPU workers; drop one of them");
   if (request.mode == Mode::Gpu && request.procs)
-    return fail("--ddp-procs sets CPU workers but --ddp=gpu asks for GPU workers; use --ddp=cpu --ddp-procs=N or --ddp-gpus=N");
+    return fail(
+        "--ddp-procs sets CPU workers but --ddp=gpu asks for GPU workers; use --ddp=cpu --ddp-procs=N or --ddp-gpus=N");
   if (request.gpus && request.procs)
-    return fail("--ddp-gpus and --ddp-procs both given; use --ddp-gpus=N for GPU workers or --ddp-procs=N for CPU workers");
+    return fail(
+        "--ddp-gpus and --ddp-procs both given; use --ddp-gpus=N for GPU workers or --ddp-procs=N for CPU workers");
   return Ok{};
 }
 }  // namespace ddp

@@ -27,8 +27,7 @@ Result<SiteConfig> parse_site_config(std::string_view text, std::string_view ori
 
     const std::string where = std::string(origin) + ":" + std::to_string(line_no);
     const auto eq = line.find('=');
-    if (eq == std::string_view::npos)
-      return fail(where + ": expected 'key = value', got '" + std::string(line) + "'");
+    if (eq == std::string_view::npos) return fail(where + ": expected 'key = value', got '" + std::string(line) + "'");
     const auto key = trim(line.substr(0, eq));
     const auto value = trim(line.substr(eq + 1));
 

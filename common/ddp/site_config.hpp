@@ -15,8 +15,8 @@
 namespace ddp {
 
 struct SiteConfig {
-  std::optional<std::string> agent;                     // agent = /path/ddp-agent
-  PortRange port_range{20000, 29999};                   // port_range = LOW-HIGH
+  std::optional<std::string> agent;    // agent = /path/ddp-agent
+  PortRange port_range{20000, 29999};  // port_range = LOW-HIGH
   bool operator==(const SiteConfig&) const = default;
 };
 

@@ -4,7 +4,18 @@
 
 #include <check.h>
 
+#include <initializer_list>
 #include <string>
+
+// One suite with one test case holding `tests`; `timeout_s` 0 keeps Check's default.
+inline Suite* make_suite(const char* name, std::initializer_list<const TTest*> tests, double timeout_s = 0) {
+  Suite* suite = suite_create(name);
+  TCase* tc = tcase_create("core");
+  if (timeout_s > 0) tcase_set_timeout(tc, timeout_s);
+  for (const TTest* test : tests) tcase_add_test(tc, test);
+  suite_add_tcase(suite, tc);
+  return suite;
+}
 
 Suite* parse_suite();
 Suite* request_suite();
@@ -17,15 +28,14 @@ Suite* agent_suite();
 
 // ck_assert_str_eq for std::string operands (Check's macros evaluate their
 // arguments more than once, so temporaries must outlive the whole assertion).
-#define CK_STR_EQ(a, b)                                     \
-  do {                                                      \
-    const std::string ck_a_(a), ck_b_(b);                   \
-    ck_assert_str_eq(ck_a_.c_str(), ck_b_.c_str());         \
+#define CK_STR_EQ(a, b)                             \
+  do {                                              \
+    const std::string ck_a_(a), ck_b_(b);           \
+    ck_assert_str_eq(ck_a_.c_str(), ck_b_.c_str()); \
   } while (0)
 // Asserts that `haystack` contains `needle`, printing both when it does not.
-#define CK_CONTAINS(haystack, needle)                                                               \
-  do {                                                                                              \
-    const std::string ck_h_(haystack), ck_n_(needle);                                               \
-    ck_assert_msg(ck_h_.find(ck_n_) != std::string::npos, "'%s' does not contain '%s'", ck_h_.c_str(), \
-                  ck_n_.c_str());                                                                   \
+#define CK_CONTAINS(haystack, needle)                                                                                  \
+  do {                                                                                                                 \
+    const std::string ck_h_(haystack), ck_n_(needle);                                                                  \
+    ck_assert_msg(ck_h_.find(ck_n_) != std::string::npos, "'%s' does not contain '%s'", ck_h_.c_str(), ck_n_.c_str()); \
   } while (0)

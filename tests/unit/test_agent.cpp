@@ -1,12 +1,11 @@
 // The agent's state machine with real processes (sh), no Slurm.
+#include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "agent.hpp"
 #include "suites.hpp"
@@ -51,11 +50,12 @@ void quiet() { spdlog::set_level(spdlog::level::off); }
 START_TEST(all_workers_succeed_with_their_ranks) {
   quiet();
   const auto dir = scratch();
-  const int rc = agent::run_agent(
-      config(3, "echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR > $T/w$RANK"));
+  const int rc =
+      agent::run_agent(config(3, "echo $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR > $T/w$RANK"));
   ck_assert_int_eq(rc, 0);
   for (int r = 0; r < 3; ++r)
-    CK_STR_EQ(slurp(fs::path(dir) / ("w" + std::to_string(r))), std::to_string(r) + " " + std::to_string(r) + " 3 3 127.0.0.1\n");
+    CK_STR_EQ(slurp(fs::path(dir) / ("w" + std::to_string(r))),
+              std::to_string(r) + " " + std::to_string(r) + " 3 3 127.0.0.1\n");
   fs::remove_all(dir);
 }
 END_TEST
@@ -88,7 +88,7 @@ START_TEST(restarts_run_a_new_attempt_with_the_count) {
   std::string first, second;
   ports >> first >> second;
   ck_assert(!second.empty());
-  ck_assert_str_ne(first.c_str(), second.c_str());  // a fresh MASTER_PORT per attempt
+  ck_assert_str_ne(first.c_str(), second.c_str());                // a fresh MASTER_PORT per attempt
   ck_assert_int_eq(agent::run_agent(config(2, "exit 5", 0)), 5);  // no restarts left
   fs::remove_all(dir);
 }
@@ -103,14 +103,9 @@ START_TEST(missing_command_is_127) {
 END_TEST
 
 Suite* agent_suite() {
-  Suite* s = suite_create("agent");
-  TCase* tc = tcase_create("processes");
-  tcase_set_timeout(tc, 30);
-  tcase_add_test(tc, all_workers_succeed_with_their_ranks);
-  tcase_add_test(tc, one_failure_stops_the_others_and_sets_the_exit_code);
-  tcase_add_test(tc, a_worker_killed_by_a_signal_gives_128_plus_signal);
-  tcase_add_test(tc, restarts_run_a_new_attempt_with_the_count);
-  tcase_add_test(tc, missing_command_is_127);
-  suite_add_tcase(s, tc);
-  return s;
+  return make_suite("agent",
+                    {all_workers_succeed_with_their_ranks, one_failure_stops_the_others_and_sets_the_exit_code,
+                     a_worker_killed_by_a_signal_gives_128_plus_signal, restarts_run_a_new_attempt_with_the_count,
+                     missing_command_is_127},
+                    30);
 }

@@ -40,14 +40,7 @@ START_TEST(set_default_and_unset_prefix) {
 }
 END_TEST
 
-Suite* environment_suite() {
-  Suite* s = suite_create("environment");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, from_envp_and_back);
-  tcase_add_test(tc, set_default_and_unset_prefix);
-  suite_add_tcase(s, tc);
-  return s;
-}
+Suite* environment_suite() { return make_suite("environment", {from_envp_and_back, set_default_and_unset_prefix}); }
 
 START_TEST(route_to_loopback_is_lo) {
   const auto r = route_to("127.0.0.1");
@@ -63,11 +56,4 @@ START_TEST(route_to_rejects_non_addresses) {
 }
 END_TEST
 
-Suite* netif_suite() {
-  Suite* s = suite_create("netif");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, route_to_loopback_is_lo);
-  tcase_add_test(tc, route_to_rejects_non_addresses);
-  suite_add_tcase(s, tc);
-  return s;
-}
+Suite* netif_suite() { return make_suite("netif", {route_to_loopback_is_lo, route_to_rejects_non_addresses}); }

@@ -49,13 +49,7 @@ START_TEST(trim_removes_blanks_only_at_the_ends) {
 END_TEST
 
 Suite* parse_suite() {
-  Suite* s = suite_create("parse");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, uint_accepts_range_bounds);
-  tcase_add_test(tc, uint_rejects_garbage_with_the_range);
-  tcase_add_test(tc, uint_rejects_out_of_range_and_overflow);
-  tcase_add_test(tc, port_range_parses_and_checks_order);
-  tcase_add_test(tc, trim_removes_blanks_only_at_the_ends);
-  suite_add_tcase(s, tc);
-  return s;
+  return make_suite(
+      "parse", {uint_accepts_range_bounds, uint_rejects_garbage_with_the_range, uint_rejects_out_of_range_and_overflow,
+                port_range_parses_and_checks_order, trim_removes_blanks_only_at_the_ends});
 }

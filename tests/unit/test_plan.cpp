@@ -151,18 +151,10 @@ START_TEST(count_list_counts_entries) {
 END_TEST
 
 Suite* plan_suite() {
-  Suite* s = suite_create("plan");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, plan_round_trips_through_the_environment);
-  tcase_add_test(tc, plan_from_another_release_is_refused);
-  tcase_add_test(tc, plan_missing_or_inconsistent_is_refused);
-  tcase_add_test(tc, rank_layout_is_a_running_sum_in_node_order);
-  tcase_add_test(tc, port_is_deterministic_and_inside_the_range);
-  tcase_add_test(tc, steps_and_attempts_of_one_job_never_share_a_port);
-  tcase_add_test(tc, jobs_spread_over_the_range);
-  tcase_add_test(tc, workers_follow_mode_and_gpus);
-  tcase_add_test(tc, workers_cpu_and_gpu_errors_name_the_fix);
-  tcase_add_test(tc, count_list_counts_entries);
-  suite_add_tcase(s, tc);
-  return s;
+  return make_suite("plan",
+                    {plan_round_trips_through_the_environment, plan_from_another_release_is_refused,
+                     plan_missing_or_inconsistent_is_refused, rank_layout_is_a_running_sum_in_node_order,
+                     port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
+                     jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
+                     count_list_counts_entries});
 }

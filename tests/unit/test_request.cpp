@@ -104,16 +104,8 @@ START_TEST(option_table_usage_starts_with_plugin_tag) {
 END_TEST
 
 Suite* request_suite() {
-  Suite* s = suite_create("request");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, ddp_flag_enables_auto_mode);
-  tcase_add_test(tc, sbatch_exported_flag_arrives_as_null_string);
-  tcase_add_test(tc, modes_parse_and_bad_mode_names_the_choices);
-  tcase_add_test(tc, counts_imply_ddp_and_are_range_checked);
-  tcase_add_test(tc, callbacks_are_idempotent);
-  tcase_add_test(tc, no_ddp_wins_over_inherited_ddp);
-  tcase_add_test(tc, validate_catches_contradictions);
-  tcase_add_test(tc, option_table_usage_starts_with_plugin_tag);
-  suite_add_tcase(s, tc);
-  return s;
+  return make_suite("request", {ddp_flag_enables_auto_mode, sbatch_exported_flag_arrives_as_null_string,
+                                modes_parse_and_bad_mode_names_the_choices, counts_imply_ddp_and_are_range_checked,
+                                callbacks_are_idempotent, no_ddp_wins_over_inherited_ddp,
+                                validate_catches_contradictions, option_table_usage_starts_with_plugin_tag});
 }

@@ -49,13 +49,7 @@ START_TEST(plugin_args_agent_and_config) {
 END_TEST
 
 Suite* site_config_suite() {
-  Suite* s = suite_create("site_config");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, empty_config_gives_defaults);
-  tcase_add_test(tc, keys_comments_and_blanks);
-  tcase_add_test(tc, unknown_key_names_file_line_and_known_keys);
-  tcase_add_test(tc, malformed_values_are_errors);
-  tcase_add_test(tc, plugin_args_agent_and_config);
-  suite_add_tcase(s, tc);
-  return s;
+  return make_suite("site_config",
+                    {empty_config_gives_defaults, keys_comments_and_blanks, unknown_key_names_file_line_and_known_keys,
+                     malformed_values_are_errors, plugin_args_agent_and_config});
 }

@@ -79,12 +79,6 @@ START_TEST(single_worker_keeps_default_threads) {
 END_TEST
 
 Suite* worker_env_suite() {
-  Suite* s = suite_create("worker_env");
-  TCase* tc = tcase_create("core");
-  tcase_add_test(tc, torchrun_contract_variables);
-  tcase_add_test(tc, contract_owns_ranks_user_owns_tunables);
-  tcase_add_test(tc, plan_variables_do_not_reach_workers);
-  tcase_add_test(tc, single_worker_keeps_default_threads);
-  suite_add_tcase(s, tc);
-  return s;
+  return make_suite("worker_env", {torchrun_contract_variables, contract_owns_ranks_user_owns_tunables,
+                                   plan_variables_do_not_reach_workers, single_worker_keeps_default_threads});
 }
