@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "ddp/affinity.hpp"
 #include "ddp/netif.hpp"
 #include "ddp/worker_env.hpp"
 #include "worker_group.hpp"
@@ -132,11 +133,18 @@ int run_agent(AgentConfig config) {
         std::vector<Environment> envs;
         for (std::uint32_t local = 0; local < plan.nproc; ++local)
           envs.push_back(worker_environment(base, plan, {local, attempt}, ifname));
+        std::vector<std::optional<cpu_set_t>> masks(plan.nproc);
+        for (std::size_t i = 0; i < plan.placements.size() && i < masks.size(); ++i) {
+          if (plan.placements[i].cpus.empty()) continue;
+          auto mask = cpu_mask(plan.placements[i].cpus);
+          if (mask) masks[i] = *mask;
+          else spdlog::warn("node {}: worker {} left unbound: {}", node, i, mask.error());
+        }
         if (plan.verbose)
           spdlog::info("node {}: starting {} worker(s), ranks {}..{} of {}, MASTER_ADDR={} MASTER_PORT={}{}", node,
                        plan.nproc, plan.rank_base, plan.rank_base + plan.nproc - 1, plan.world_size, plan.master_addr,
                        plan.master_port, ifname.empty() ? "" : ", interface " + ifname);
-        if (auto started = group.start(config.command, envs, signals.previous_mask()); !started) {
+        if (auto started = group.start(config.command, envs, masks, signals.previous_mask()); !started) {
           spdlog::error("node {}: {}", node, started.error());
           return 1;
         }

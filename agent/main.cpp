@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   app.add_option("--master-port", master_port, "MASTER_PORT (standalone; default: a free port)");
   app.add_option("--max-restarts", max_restarts, "Restart all workers up to N times after a failure")
       ->check(CLI::Range(0u, std::uint32_t(kMaxRestarts)));
-  app.add_option("--grace", grace_s, "Seconds between SIGTERM and SIGKILL when stopping workers")
+  auto* grace_opt = app.add_option("--grace", grace_s, "Seconds between SIGTERM and SIGKILL when stopping workers")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
   auto* env_opt = app.add_flag("--plan-from-env", from_env,
@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
     }
     config.plan = std::move(plan).value();
     config.plan.verbose = config.plan.verbose || verbose;
+    // The site's StopGrace unless the command line says otherwise.
+    if (grace_opt->count() == 0) config.grace = std::chrono::milliseconds(config.plan.stop_grace_ms);
     if (config.plan.max_restarts > 0 && config.plan.nnodes > 1) {
       spdlog::error(
           "--ddp-restarts across {} nodes needs all agents to restart together, which this release "

@@ -26,7 +26,7 @@ WorkerGroup::~WorkerGroup() {
 }
 
 Status WorkerGroup::start(const std::vector<std::string>& command, const std::vector<Environment>& environments,
-                          const sigset_t& child_sigmask) {
+                          const std::vector<std::optional<cpu_set_t>>& cpu_masks, const sigset_t& child_sigmask) {
   std::vector<char*> argv;
   for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
@@ -36,6 +36,8 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
 
   for (std::uint32_t local_rank = 0; local_rank < environments.size(); ++local_rank) {
     Environment::Block block(environments[local_rank]);  // built before fork: no allocation in the child
+    const std::string pin_failed = "ddp-agent: warning: worker " + std::to_string(local_rank) +
+                                   " cannot be pinned to its planned CPUs (not allowed here?); it runs unbound\n";
     const pid_t pid = ::fork();
     if (pid < 0) {
       const std::string why = std::strerror(errno);
@@ -52,6 +54,12 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
       for (int sig = 1; sig < NSIG; ++sig)
         if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
       ::sigprocmask(SIG_SETMASK, &child_sigmask, nullptr);
+      // The agent itself may be pinned to one CPU (Slurm 22.05 implies --exact
+      // with --cpus-per-task); each worker gets its own planned CPUs instead.
+      if (local_rank < cpu_masks.size() && cpu_masks[local_rank] &&
+          ::sched_setaffinity(0, sizeof(cpu_set_t), &*cpu_masks[local_rank]) != 0) {
+        [[maybe_unused]] auto r = ::write(2, pin_failed.data(), pin_failed.size());
+      }
       // PATH lookup with the job's PATH (the agent's own environment).
       ::execvpe(argv[0], argv.data(), block.envp());
       const int err = errno;

@@ -4,6 +4,7 @@
 // an agent killed with SIGKILL leaves no orphans (torchrun's does).
 #pragma once
 
+#include <sched.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -35,10 +36,11 @@ class WorkerGroup {
   WorkerGroup& operator=(const WorkerGroup&) = delete;
   ~WorkerGroup();  // kills whatever still runs: never leave workers behind
 
-  // Starts one process per environment, all running `command`. On failure
-  // the workers already started are killed.
+  // Starts one process per environment, all running `command`, worker i
+  // pinned to cpu_masks[i] when there is one. On failure the workers already
+  // started are killed.
   Status start(const std::vector<std::string>& command, const std::vector<Environment>& environments,
-               const sigset_t& child_sigmask);
+               const std::vector<std::optional<cpu_set_t>>& cpu_masks, const sigset_t& child_sigmask);
 
   // Reaps every worker that has ended, without blocking; returns their exits in
   // the order they were reaped.

@@ -18,7 +18,7 @@ int on_option(int val, const char* optarg, int remote) {
     // compute node a callback failure is only logged by Slurm; srun already
     // checked the same value, so remember it for task_init just in case.
     if (remote)
-      state().deferred_error = status.error();
+      state().defer(status.error(), false);
     else
       error(status.error());
     return -1;

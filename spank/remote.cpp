@@ -1,12 +1,13 @@
 // slurmstepd on each compute node (the remote context).
 //
-//   init_post_opt (root)  load the site config, resolve the agent path
-//   user_init     (user)  once per node: work out this node's NodePlan
-//   task_init     (user)  in the task, just before Slurm's exec: exec ddp-agent
+//   init_post_opt (root)  DDP_* environment equivalents; load the site config
+//   user_init     (user)  once per node: site environment, this node's plan
+//   task_init     (user)  in each task, just before Slurm's exec: exec ddp-agent
+//                         (agent shape), become one worker (task shape), or
+//                         export MASTER_* (batch script)
 //
-// Errors found before task_init are deferred to it (see State::deferred_error).
-#include <fcntl.h>
-#include <linux/close_range.h>
+// Errors found before task_init are deferred to it (see DeferredError).
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,11 +15,13 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <vector>
 
-#include "ddp/plan.hpp"
+#include "ddp/netif.hpp"
+#include "ddp/worker_env.hpp"
+#include "launch.hpp"
 #include "log.hpp"
 #include "state.hpp"
+#include "step.hpp"
 
 #ifndef DDP_AGENT_DEFAULT_PATH
 #error "DDP_AGENT_DEFAULT_PATH must be defined by the build"
@@ -31,216 +34,163 @@ namespace ddp::spank {
 
 namespace {
 
-// The batch script, the extern step and `salloc`'s interactive step run the
-// remote callbacks too; only real srun steps get an agent.
-bool is_launched_step(std::uint32_t step_id) {
-  return step_id != SLURM_BATCH_SCRIPT && step_id != SLURM_EXTERN_CONT && step_id != SLURM_INTERACTIVE_STEP;
-}
-
-std::optional<std::string> job_getenv(spank_t sp, const char* name) {
-  std::vector<char> buf(4096);
-  for (;;) {
-    const auto rc = spank_getenv(sp, name, buf.data(), int(buf.size()));
-    if (rc == ESPANK_SUCCESS) return std::string(buf.data());
-    if (rc != ESPANK_NOSPACE || buf.size() > (1u << 20)) return std::nullopt;
-    buf.resize(buf.size() * 4);
-  }
-}
-
-template <class T>
-Result<T> item(spank_t sp, spank_item_t which, const char* what) {
-  T value{};
-  if (spank_get_item(sp, which, &value) != ESPANK_SUCCESS) return fail(std::string("Slurm did not tell the ") + what);
-  return value;
-}
-
 // Runs as root: the config must be root's and writable by nobody else, or a
 // user could point the plugin at a binary of their choice.
 Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path) {
-  struct stat st {};
+  struct stat st{};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT && !explicit_path) return SiteConfig{};  // built-in defaults
-    return fail("cannot read site config " + path + ": " + std::strerror(errno) +
+    return fail("cannot read the site config " + path + ": " + std::strerror(errno) +
                 (explicit_path ? " (named by config= in plugstack.conf)" : ""));
   }
+  if (!S_ISREG(st.st_mode)) return fail("the site config " + path + " is not a regular file");
   if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return fail("site config " + path + " must be owned by root and writable only by root; fix with: chown root " +
+    return fail("the site config " + path + " must be owned by root and writable only by root; fix with: chown root " +
                 path + " && chmod go-w " + path);
   std::ifstream in(path);
+  if (!in) return fail("cannot open the site config " + path + ": " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
-  if (!in && !in.eof()) return fail("cannot read site config " + path);
   return parse_site_config(text.str(), path);
 }
 
-// The step's node names in node-rank order, expanded with Slurm's own hostlist
-// code (SLURM_STEP_NODELIST is compressed: "n[0-3,7]").
-Result<std::vector<std::string>> step_nodes(const std::string& nodelist) {
-  hostlist_t hosts = slurm_hostlist_create(nodelist.c_str());
-  if (!hosts) return fail("cannot parse the step's node list '" + nodelist + "'");
-  std::vector<std::string> names;
-  while (char* host = slurm_hostlist_shift(hosts)) {
-    names.emplace_back(host);
-    std::free(host);
-  }
-  slurm_hostlist_destroy(hosts);
-  if (names.empty()) return fail("the step's node list '" + nodelist + "' is empty");
-  return names;
+// The site's environment for --ddp steps, step-wide (spank_setenv in user_init
+// reaches every task): Env= only where the user has not set the variable,
+// ForceEnv= always.
+void export_site_env(spank_t sp, const Settings& settings) {
+  for (const auto& e : settings.env)
+    if (spank_setenv(sp, e.name.c_str(), e.value.c_str(), e.forced ? 1 : 0) != ESPANK_SUCCESS &&
+        e.forced)
+      verbose("cannot set " + e.name);
 }
 
-// NodeAddr of a node, from slurmctld's node table: the address Slurm itself
-// uses to reach that node. Never getaddrinfo(NodeName) or `hostname`: sites
-// often publish an address the node name does not resolve to.
-Result<std::string> node_address(std::string name) {
-  node_info_msg_t* nodes = nullptr;
-  if (slurm_load_node_single(&nodes, name.data(), SHOW_ALL) != SLURM_SUCCESS || !nodes || nodes->record_count < 1) {
-    const std::string why = slurm_strerror(slurm_get_errno());
-    if (nodes) slurm_free_node_info_msg(nodes);
-    return fail("cannot look up the address of node " + name + " (MASTER_ADDR) in slurmctld: " + why);
-  }
-  const char* addr = nodes->node_array[0].node_addr;
-  std::string result = addr && *addr ? addr : name;
-  slurm_free_node_info_msg(nodes);
-  return result;
-}
+// The step-wide plan: ranks, MASTER_*, placements. Node-specific errors (GPU
+// counts) name the node; the rest are the same everywhere.
+Status plan_step(State& st, const StepFacts& facts) {
+  const bool task_shape = facts.total_tasks > facts.nodes.size();
+  st.shape = task_shape ? Shape::Task : Shape::Agent;
 
-Result<NodePlan> plan_node(spank_t sp, const State& st) {
-  const auto job = item<std::uint32_t>(sp, S_JOB_ID, "job id");
-  const auto step = item<std::uint32_t>(sp, S_JOB_STEPID, "step id");
-  const auto nnodes = item<std::uint32_t>(sp, S_JOB_NNODES, "node count");
-  const auto node_id = item<std::uint32_t>(sp, S_JOB_NODEID, "node index");
-  for (const auto* r : {&job, &step, &nnodes, &node_id})
-    if (!*r) return fail(r->error());
-
-  const auto nodelist = job_getenv(sp, "SLURM_STEP_NODELIST");
-  if (!nodelist) return fail("SLURM_STEP_NODELIST is not set in the step's environment");
-  const auto nodes = step_nodes(*nodelist);
-  if (!nodes) return fail(nodes.error());
-  if (*node_id >= nodes->size() || nodes->size() != *nnodes)
-    return fail("the step's node list '" + *nodelist + "' does not match its " + std::to_string(*nnodes) + " nodes");
-  const std::string& node = (*nodes)[*node_id];
-
-  const auto gpus = count_list(job_getenv(sp, "SLURM_STEP_GPUS").value_or(""));
-  const auto workers = resolve_workers(st.request, gpus, node);
+  // Task shape: each task is one worker, so Slurm's task count is the count.
+  const auto gpus = std::uint32_t(facts.step_gpus.size());
+  const auto workers = task_shape ? resolve_task_workers(st.request, gpus, facts.local_tasks, facts.node())
+                                  : resolve_workers(st.request, gpus, facts.node());
   if (!workers) return fail(workers.error());
 
-  auto master = node_address(nodes->front());
-  if (!master) return fail(master.error());
+  auto master = node_address(facts.nodes.front());
+  if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
 
   NodePlan plan;
-  plan.run_id = std::to_string(*job) + "." + std::to_string(*step);
+  plan.run_id = std::to_string(facts.job_id) + "." + std::to_string(facts.step_id);
   plan.mode = workers->mode;
-  plan.node_rank = *node_id;
-  plan.nnodes = *nnodes;
+  plan.node_rank = facts.node_id;
+  plan.nnodes = std::uint32_t(facts.nodes.size());
   plan.nproc = workers->nproc;
-  // Every node runs the same worker count until the agents' rendezvous can
-  // exchange counts; CPU mode and --ddp-gpus are homogeneous by construction.
-  const std::vector<std::uint32_t> per_node(plan.nnodes, plan.nproc);
+  // Task shape: Slurm's tasks per node, heterogeneous or not. Agent shape:
+  // every node runs the same count until the agents' rendezvous can exchange
+  // counts (CPU mode and --ddp-gpus are homogeneous by construction).
+  const auto per_node = task_shape ? facts.tasks_per_node : std::vector<std::uint32_t>(plan.nnodes, plan.nproc);
   const auto layout = rank_layout(per_node, plan.node_rank);
   if (!layout) return fail(layout.error());
   plan.rank_base = layout->rank_base;
   plan.world_size = layout->world_size;
   plan.master_addr = *master;
-  plan.master_port = st.request.port.value_or(derive_port(st.config.port_range, *job, *step, 0));
+  plan.master_port = st.request.port.value_or(derive_port(st.settings.port_range, facts.job_id, facts.step_id, 0));
   plan.max_restarts = st.request.restarts;
+  plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.count());
   plan.verbose = st.request.verbose;
-  return plan;
+  plan.export_ib_hca = st.settings.export_ib_hca;
+  plan.placements = place_workers(st.settings, plan, facts, st.warnings);
+  st.plan = std::move(plan);
+  return Ok{};
 }
 
-bool launched_step(spank_t sp) {
-  const auto step = item<std::uint32_t>(sp, S_JOB_STEPID, "step id");
-  return step && is_launched_step(*step);
+// Reports a deferred error once: from node 0 for errors that are the same on
+// every node, from each affected node for node-specific ones; always from the
+// node's first task only.
+void report(spank_t sp, const DeferredError& e) {
+  int local_task = 0;
+  spank_get_item(sp, S_TASK_ID, &local_task);
+  std::uint32_t node_id = 0;
+  spank_get_item(sp, S_JOB_NODEID, &node_id);
+  if (local_task == 0 && (e.node_specific || node_id == 0)) error(e.message);
 }
 
 }  // namespace
 
-int remote_init_post_opt(spank_t) {
+int remote_init_post_opt(spank_t sp) {
   State& st = state();
-  if (!st.request.active() || st.deferred_error) return 0;
+  // The DDP_* variables of the job fill in what no option said (slurmrestd).
+  if (auto env = apply_environment(st.request, [&](const char* name) { return job_getenv(sp, name); }); !env)
+    st.defer(env.error(), false);
+  if (!st.request.active() || st.error) return 0;
+
   const bool explicit_path = st.args.config.has_value();
-  const auto config = load_site_config(st.args.config.value_or(DDP_CONFIG_DEFAULT_PATH), explicit_path);
-  if (!config) {
-    st.deferred_error = config.error();
-    return 0;
-  }
-  st.config = *config;
-  st.agent_path = st.args.agent.value_or(st.config.agent.value_or(DDP_AGENT_DEFAULT_PATH));
+  auto config = load_site_config(st.args.config.value_or(DDP_CONFIG_DEFAULT_PATH), explicit_path);
+  if (!config) st.defer(config.error(), true);
+  else st.config = std::move(config).value();
   return 0;
 }
 
 int remote_user_init(spank_t sp) {
   State& st = state();
-  if (!st.request.active() || st.deferred_error || !launched_step(sp)) return 0;
-  auto plan = plan_node(sp, st);
-  if (plan)
-    st.plan = std::move(plan).value();
-  else
-    st.deferred_error = plan.error();
+  if (!st.request.active() || st.error) return 0;
+  const auto id = step_id(sp);
+  if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return 0;
+
+  auto facts = gather_step_facts(sp);
+  if (!facts) {
+    st.defer(facts.error(), true);
+    return 0;
+  }
+  st.settings = resolve_settings(st.config, facts->partition, facts->node(), hostlist_contains);
+  st.agent_path = st.args.agent.value_or(st.settings.agent.value_or(DDP_AGENT_DEFAULT_PATH));
+  export_site_env(sp, st.settings);
+
+  if (is_batch_step(*id)) {
+    st.shape = Shape::Batch;
+    auto plan = plan_batch(st.request, st.settings, *facts);
+    if (plan) st.plan = std::move(plan).value();
+    else st.defer(plan.error(), false);  // batch scripts run on node 0 only
+    return 0;
+  }
+  // A launcher as the command (agent shape) or LOCAL_RANK set: the same on
+  // every node, so said once.
+  const bool task_shape = facts->total_tasks > facts->nodes.size();
+  if (auto ok = check_not_a_launcher(task_shape ? std::vector<std::string>{} : facts->argv, facts->local_rank_set);
+      !ok) {
+    st.defer(ok.error(), false);
+    return 0;
+  }
+  if (auto ok = plan_step(st, *facts); !ok) st.defer(ok.error(), true);
   return 0;
 }
 
 int remote_task_init(spank_t sp) {
   State& st = state();
-  if (!st.request.active() || !launched_step(sp)) return 0;
-
+  if (!st.request.active()) return 0;
+  const auto id = step_id(sp);
+  if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return 0;
+  if (st.error) {
+    report(sp, *st.error);
+    return -1;
+  }
+  if (!st.plan) {
+    report(sp, {"no plan for this node (internal error; please report it)", true});
+    return -1;
+  }
   int local_task = 0;
   spank_get_item(sp, S_TASK_ID, &local_task);
-  std::uint32_t local_tasks = 1;
-  spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks);
-  if (!st.deferred_error && local_tasks != 1)
-    st.deferred_error = "--ddp starts its workers from one task per node, but this step has " +
-                        std::to_string(local_tasks) +
-                        " tasks on this node; drop --ntasks-per-node/-n or use --ntasks-per-node=1";
-  if (st.deferred_error || !st.plan) {
-    // Report once per node (from its first task), then fail every task.
-    if (local_task == 0) error(st.deferred_error.value_or("no plan for this node (internal error)"));
-    return -1;
+  if (local_task == 0)
+    for (const auto& w : st.warnings) say("warning: " + w);
+  Status done = Ok{};
+  switch (st.shape) {
+    case Shape::Batch: done = export_batch_env(sp, *st.plan); break;
+    case Shape::Task: done = become_worker(sp, *st.plan); break;
+    case Shape::Agent: done = exec_agent(sp, st.agent_path, *st.plan); break;  // returns only on failure
+    case Shape::None: break;
   }
-  const NodePlan& plan = *st.plan;
-
-  if (::access(st.agent_path.c_str(), X_OK) != 0) {
-    if (local_task == 0)
-      error("cannot execute the agent " + st.agent_path + ": " + std::strerror(errno) +
-            "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
-    return -1;
-  }
-
-  Environment plan_env;
-  write_plan(plan, plan_env);
-  for (const auto& [name, value] : plan_env.vars())
-    if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS) {
-      error("cannot set " + name + " in the task's environment");
-      return -1;
-    }
-
-  int argc = 0;
-  char** argv = nullptr;
-  char** envp = nullptr;
-  if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
-      spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || argc < 1) {
-    error("Slurm did not give the step's command line or environment");
-    return -1;
-  }
-  std::vector<char*> agent_argv;
-  agent_argv.push_back(st.agent_path.data());
-  agent_argv.push_back(const_cast<char*>("--plan-from-env"));
-  agent_argv.push_back(const_cast<char*>("--"));
-  agent_argv.insert(agent_argv.end(), argv, argv + argc);
-  agent_argv.push_back(nullptr);
-
-  if (plan.verbose && plan.node_rank == 0)
-    say("node 0 of " + std::to_string(plan.nnodes) + ", MASTER_ADDR=" + plan.master_addr +
-        " MASTER_PORT=" + std::to_string(plan.master_port) + ", " + std::to_string(plan.world_size) + " workers");
-
-  // On Slurm 22.05 there is no spank_prepend_task_argv() (23.11 added it), so
-  // the plugin execs the agent itself, as the user, in the task's own process.
-  // What that skips: plugins after this one in plugstack.conf, TaskProlog and
-  // --task-prolog, TMPDIR creation, PropagateResourceLimits. The agent resolves
-  // the user's command with the job's PATH. Descriptors slurmstepd left open
-  // must not leak into the user's processes.
-  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-  ::execve(st.agent_path.c_str(), agent_argv.data(), envp);
-  error("execve(" + st.agent_path + ") failed: " + std::strerror(errno));
+  if (done) return 0;
+  report(sp, {done.error(), true});
   return -1;
 }
 

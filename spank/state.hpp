@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddp/plan.hpp"
 #include "ddp/request.hpp"
@@ -11,16 +12,39 @@
 
 namespace ddp::spank {
 
+// What the plugin does for this step on this node.
+enum class Shape {
+  None,   // not a DDP step (or the extern/interactive step)
+  Agent,  // one task per node: exec ddp-agent, which starts the workers
+  Task,   // several tasks per node: each task is one worker
+  Batch,  // the batch script (node 0 only): export MASTER_* for hand-written launches
+};
+
+// An error found before task_init. In Slurm 22.05 an error returned from
+// user_init does not fail srun, and under sbatch it drains the node (see the
+// notes on failing correctly), so it is kept here and returned from task_init,
+// as pyxis does.
+struct DeferredError {
+  std::string message;
+  // false: the same on every node, reported by node 0 only (once per step);
+  // true: about this node, reported by every node that has it.
+  bool node_specific = false;
+};
+
 struct State {
-  PluginArgs args;               // plugstack.conf words after the plugin path
-  DdpRequest request;            // what the user asked for
-  SiteConfig config;             // the site config, loaded on compute nodes only
-  std::string agent_path;        // resolved: plugstack arg > site config > built-in
-  std::optional<NodePlan> plan;  // this node's plan, worked out in user_init
-  // In Slurm 22.05 an error returned from user_init does not fail srun, and
-  // under sbatch it drains the node (see the notes on failing correctly). So
-  // remote errors are kept here and returned from task_init, like pyxis does.
-  std::optional<std::string> deferred_error;
+  PluginArgs args;                    // plugstack.conf words after the plugin path
+  DdpRequest request;                 // what the user asked for
+  SiteConfig config;                  // the site config, loaded on compute nodes only
+  Settings settings;                  // the config resolved for this node and partition
+  std::string agent_path;             // plugstack agent= > site config Agent= > built-in
+  Shape shape = Shape::None;
+  std::optional<NodePlan> plan;       // this node's plan, worked out in user_init
+  std::optional<DeferredError> error;
+  std::vector<std::string> warnings;  // said once per node from task_init (binding problems)
+
+  void defer(std::string message, bool node_specific) {
+    if (!error) error = DeferredError{std::move(message), node_specific};
+  }
 };
 
 State& state();

@@ -58,3 +58,22 @@ Result<LocalRoute> route_to(const std::string& ipv4_address) {
 }
 
 }  // namespace ddp
+
+namespace ddp {
+
+Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  if (inet_pton(AF_INET, ipv4_address.c_str(), &addr.sin_addr) != 1)
+    return fail("'" + ipv4_address + "' is not an IPv4 address");
+  Fd sock{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  if (sock.fd < 0) return fail(std::string("socket(): ") + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(sock.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(sock.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return true;
+  if (errno == EADDRINUSE) return false;
+  return fail("cannot test port " + std::to_string(port) + " on " + ipv4_address + ": " + std::strerror(errno));
+}
+
+}  // namespace ddp

@@ -3,6 +3,7 @@
 // interface to bind, the way Horovod probes for a routable interface.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "ddp/result.hpp"
@@ -19,4 +20,10 @@ struct LocalRoute {
 // host's own addresses that is the interface holding it, not "lo".
 Result<LocalRoute> route_to(const std::string& ipv4_address);
 
+}  // namespace ddp
+
+namespace ddp {
+// Whether a TCP listener could bind `ipv4_address`:`port` now (SO_REUSEADDR, as
+// PyTorch's TCPStore binds). A port another process listens on is not free.
+Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port);
 }  // namespace ddp

@@ -1,5 +1,6 @@
 #include "ddp/plan.hpp"
 
+#include <algorithm>
 #include <limits>
 
 namespace ddp {
@@ -47,6 +48,17 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("MASTER_PORT"), std::to_string(plan.master_port));
   env.set(key("MAX_RESTARTS"), std::to_string(plan.max_restarts));
   env.set(key("VERBOSE"), plan.verbose ? "1" : "0");
+  env.set(key("STOP_GRACE_MS"), std::to_string(plan.stop_grace_ms));
+  env.set(key("EXPORT_IB_HCA"), plan.export_ib_hca ? "1" : "0");
+  env.unset_prefix(key("WORKER_"));
+  for (std::size_t i = 0; i < plan.placements.size(); ++i) {
+    const auto& p = plan.placements[i];
+    const auto base = key("WORKER_" + std::to_string(i) + "_");
+    env.set(base + "GPU", p.gpu);
+    env.set(base + "BUS_ID", p.gpu_bus_id);
+    env.set(base + "CPUS", p.cpus);
+    env.set(base + "NIC", p.nic);
+  }
 }
 
 Result<NodePlan> read_plan(const Environment& env) {
@@ -73,6 +85,7 @@ Result<NodePlan> read_plan(const Environment& env) {
       {"NODE_RANK", 0, 1u << 20, &plan.node_rank},   {"NNODES", 1, 1u << 20, &plan.nnodes},
       {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc}, {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
       {"WORLD_SIZE", 1, 1u << 30, &plan.world_size}, {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
+      {"STOP_GRACE_MS", 0, 3600 * 1000, &plan.stop_grace_ms},
   };
   for (const auto& f : fields) {
     const auto n = number(env, f.name, f.min, f.max);
@@ -85,6 +98,16 @@ Result<NodePlan> read_plan(const Environment& env) {
   plan.master_addr = env.get(key("MASTER_ADDR")).value_or("");
   if (plan.master_addr.empty()) return fail(key("MASTER_ADDR") + " is empty");
   plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";
+  plan.export_ib_hca = env.get(key("EXPORT_IB_HCA")).value_or("0") == "1";
+  for (std::uint32_t i = 0; i < plan.nproc; ++i) {
+    const auto base = key("WORKER_" + std::to_string(i) + "_");
+    if (!env.has(base + "GPU")) break;
+    plan.placements.push_back({env.get(base + "GPU").value_or(""), env.get(base + "BUS_ID").value_or(""),
+                               env.get(base + "CPUS").value_or(""), env.get(base + "NIC").value_or("")});
+  }
+  if (!plan.placements.empty() && plan.placements.size() != plan.nproc)
+    return fail("the plan places " + std::to_string(plan.placements.size()) + " of " + std::to_string(plan.nproc) +
+                " workers");
 
   if (plan.node_rank >= plan.nnodes) return fail(key("NODE_RANK") + " is not below " + key("NNODES"));
   if (std::uint64_t(plan.rank_base) + plan.nproc > plan.world_size)
@@ -96,9 +119,12 @@ std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t s
   // Spread jobs over the range with a multiplicative hash of the job id, then
   // walk forward from there one slot per (step, attempt). 64 attempts per step
   // leave room for --ddp-restarts without a step's ports meeting the next step's.
+  // Slurm's special step ids (batch script 0xfffffffb, extern, interactive)
+  // take slot 0; step N takes slot N + 1.
   const std::uint32_t span = range.size();
   const std::uint64_t job_offset = (std::uint64_t(job_id) * 2654435761u) % span;
-  const std::uint64_t slot = (std::uint64_t(step_id) * 64 + attempt) % span;
+  const std::uint64_t step_slot = step_id >= 0xfffffff0u ? 0 : std::uint64_t(step_id) + 1;
+  const std::uint64_t slot = (step_slot * 64 + attempt) % span;
   return std::uint16_t(range.first + (job_offset + slot) % span);
 }
 
@@ -112,6 +138,32 @@ std::uint32_t count_list(std::string_view list) {
   std::uint32_t n = 1;
   for (const char c : list) n += c == ',';
   return n;
+}
+
+Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus,
+                                         std::uint32_t local_tasks, std::string_view node) {
+  const std::string on = " on node " + std::string(node);
+  const std::string tasks = std::to_string(local_tasks) + " tasks" + on;
+  Mode mode = request.mode;
+  if (mode == Mode::Auto) mode = (step_gpus > 0 || request.gpus) ? Mode::Gpu : Mode::Cpu;
+  const auto count = mode == Mode::Gpu ? request.gpus : request.procs;
+  if (count && *count != local_tasks)
+    return fail(std::string(mode == Mode::Gpu ? "--ddp-gpus=" : "--ddp-procs=") + std::to_string(*count) +
+                " disagrees with the step's " + tasks + "; with several tasks per node each task is one worker: "
+                "drop the option, or use one task per node and let the agent start the workers");
+  if (mode == Mode::Cpu) {
+    if (request.gpus) return fail("--ddp-gpus asks for GPU workers but --ddp=cpu for CPU workers; drop one of them");
+    return WorkerCount{Mode::Cpu, local_tasks};
+  }
+  if (request.procs)
+    return fail("--ddp-procs sets CPU workers, but the step runs in GPU mode" + on + "; use --ddp=cpu");
+  if (step_gpus == 0)
+    return fail("GPU mode, but the step has no GPUs" + on +
+                "; request them (e.g. --gpus-per-task=1) or run CPU workers with --ddp=cpu");
+  if (local_tasks > step_gpus)
+    return fail("more workers than GPUs: " + tasks + " but only " + std::to_string(step_gpus) +
+                " GPU(s); use --ntasks-per-node=" + std::to_string(step_gpus) + " or request more GPUs");
+  return WorkerCount{Mode::Gpu, local_tasks};
 }
 
 Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t step_gpus, std::string_view node) {
@@ -134,6 +186,36 @@ Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t ste
                 " GPU(s)" + on + "; request more (e.g. --gpus-per-node=" + std::to_string(*request.gpus) +
                 ") or lower --ddp-gpus");
   return WorkerCount{Mode::Gpu, request.gpus.value_or(step_gpus)};
+}
+
+}  // namespace ddp
+
+namespace ddp {
+
+Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text) {
+  std::vector<std::uint32_t> counts;
+  const std::string what = "SLURM_TASKS_PER_NODE=" + std::string(text);
+  std::size_t pos = 0;
+  text = trim(text);
+  if (text.empty()) return fail(what + " is empty");
+  while (pos <= text.size()) {
+    const auto comma = std::min(text.find(',', pos), text.size());
+    std::string_view item = text.substr(pos, comma - pos);
+    std::uint64_t repeat = 1;
+    if (const auto paren = item.find("(x"); paren != std::string_view::npos) {
+      if (item.back() != ')') return fail(what + ": malformed repeat");
+      auto r = parse_uint(item.substr(paren + 2, item.size() - paren - 3), 1, 1u << 20, what);
+      if (!r) return fail(r.error());
+      repeat = *r;
+      item = item.substr(0, paren);
+    }
+    auto n = parse_uint(item, 0, kMaxWorkersPerNode, what);
+    if (!n) return fail(n.error());
+    if (counts.size() + repeat > (1u << 20)) return fail(what + ": too many nodes");
+    counts.insert(counts.end(), repeat, std::uint32_t(*n));
+    pos = comma + 1;
+  }
+  return counts;
 }
 
 }  // namespace ddp

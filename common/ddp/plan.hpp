@@ -18,6 +18,16 @@ namespace ddp {
 inline constexpr int kPlanVersion = 1;
 inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
 
+// Where one worker runs: worked out by the plugin (hwloc), applied by the agent
+// (or by the plugin itself in task mode). Empty fields: not bound.
+struct WorkerPlacement {
+  std::string gpu;         // this worker's entry of CUDA_VISIBLE_DEVICES
+  std::string gpu_bus_id;  // for messages
+  std::string cpus;        // CPU list to pin to, "0-3,8"
+  std::string nic;         // closest RDMA NIC ("mlx5_0"); exported only when the site asks
+  bool operator==(const WorkerPlacement&) const = default;
+};
+
 struct NodePlan {
   std::string run_id;           // the same on every node: "JOBID.STEPID" under Slurm
   Mode mode = Mode::Cpu;        // resolved: Gpu or Cpu
@@ -29,7 +39,10 @@ struct NodePlan {
   std::string master_addr;       // address of node 0, as Slurm publishes it
   std::uint16_t master_port = 0;
   std::uint32_t max_restarts = 0;
+  std::uint32_t stop_grace_ms = 5000;  // SIGTERM -> SIGKILL grace when stopping workers
   bool verbose = false;
+  bool export_ib_hca = false;          // NCCL_IB_HCA = each worker's closest NIC
+  std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 
   bool operator==(const NodePlan&) const = default;
 };
@@ -66,7 +79,18 @@ struct WorkerCount {
 };
 Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t step_gpus, std::string_view node);
 
+// The same for the task shape (several Slurm tasks per node, each one worker):
+// the count is Slurm's `local_tasks`; options that disagree are errors, and so
+// are more workers than GPUs in GPU mode.
+Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus,
+                                         std::uint32_t local_tasks, std::string_view node);
+
 // Number of entries in a comma-separated list such as SLURM_STEP_GPUS ("" -> 0).
 std::uint32_t count_list(std::string_view list);
 
+}  // namespace ddp
+
+namespace ddp {
+// SLURM_TASKS_PER_NODE ("2(x3),1") expanded to one count per node: [2, 2, 2, 1].
+Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text);
 }  // namespace ddp

@@ -40,6 +40,8 @@ Result<std::uint32_t> count(const char* value, std::string_view option, std::uin
 }  // namespace
 
 Status apply_option(DdpRequest& request, std::string_view option, const char* value) {
+  for (std::size_t i = 0; i < std::size(kOptions); ++i)
+    if (option == kOptions[i].name) request.given |= 1u << i;
   if (option == "ddp") {
     if (!absent(value)) {
       auto mode = parse_mode(value);
@@ -90,4 +92,65 @@ Status validate(const DdpRequest& request) {
         "--ddp-gpus and --ddp-procs both given; use --ddp-gpus=N for GPU workers or --ddp-procs=N for CPU workers");
   return Ok{};
 }
+}  // namespace ddp
+
+namespace ddp {
+
+namespace {
+bool given(const DdpRequest& request, std::string_view option) {
+  for (std::size_t i = 0; i < std::size(kOptions); ++i)
+    if (option == kOptions[i].name) return request.given & (1u << i);
+  return false;
+}
+
+std::string basename_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+}  // namespace
+
+Status apply_environment(DdpRequest& request, const std::function<std::optional<std::string>(const char*)>& lookup) {
+  // --no-ddp given on the command line settles it.
+  if (request.opted_out) return Ok{};
+  for (const auto& eq : kEnvEquivalents) {
+    if (given(request, eq.option)) continue;
+    const auto value = lookup(eq.variable);
+    if (!value) continue;
+    const std::string option = eq.option;
+    Status status = Ok{};
+    if (option == "ddp" && *value == "off") {
+      request.opted_out = true;
+    } else if (option == "ddp-verbose") {
+      if (*value == "1") request.verbose = true;
+      else if (*value != "0") status = fail("use 0 or 1");
+    } else {
+      const DdpRequest before = request;
+      status = apply_option(request, option, value->c_str());
+      request.given = before.given;  // the environment does not count as given
+    }
+    if (!status) return fail(std::string(eq.variable) + "=" + *value + ": " + status.error());
+  }
+  return Ok{};
+}
+
+Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_rank_set) {
+  static constexpr std::string_view launchers[] = {"torchrun", "mpirun", "mpiexec", "srun",
+                                                   "deepspeed", "accelerate", "horovodrun"};
+  const auto fix = std::string("; with --ddp each node's agent starts the workers itself: run the training script "
+                               "directly (srun --ddp python train.py), or keep your launcher and add --no-ddp");
+  if (!argv.empty()) {
+    const auto name = basename_of(argv[0]);
+    for (const auto launcher : launchers)
+      if (name == launcher) return fail("the step's command is " + name + ", a launcher" + fix);
+    // python -m torch.distributed.run / torch.distributed.launch
+    for (std::size_t i = 1; i + 1 < argv.size(); ++i)
+      if (argv[i] == "-m" && (argv[i + 1] == "torch.distributed.run" || argv[i + 1] == "torch.distributed.launch"))
+        return fail("the step runs python -m " + argv[i + 1] + ", a launcher" + fix);
+  }
+  if (local_rank_set)
+    return fail("LOCAL_RANK is already set in the step's environment, so another launcher is at work (or a stale "
+                "export); unset LOCAL_RANK, or run this step with --no-ddp");
+  return Ok{};
+}
+
 }  // namespace ddp

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <vector>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +31,7 @@ struct DdpRequest {
   std::optional<std::uint16_t> port;   // --ddp-port=PORT
   std::uint32_t restarts = 0;          // --ddp-restarts=N
   bool verbose = false;                // --ddp-verbose
+  std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line
 
   bool active() const { return enabled && !opted_out; }
   bool operator==(const DdpRequest&) const = default;
@@ -54,6 +57,19 @@ inline constexpr OptionSpec kOptions[] = {
     {"ddp-verbose", nullptr, false, "[ddp] Print the plan (ranks, addresses, ports, binding) of every node"},
 };
 
+// Environment equivalents, for slurmrestd and scripts that cannot pass options;
+// an option on the command line (or inherited from sbatch) wins.
+//   DDP_MODE=auto|gpu|cpu|off  DDP_GPUS=N  DDP_PROCS=N  DDP_PORT=PORT
+//   DDP_RESTARTS=N  DDP_VERBOSE=1
+struct EnvEquivalent {
+  const char* variable;
+  const char* option;
+};
+inline constexpr EnvEquivalent kEnvEquivalents[] = {
+    {"DDP_MODE", "ddp"},         {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
+    {"DDP_PORT", "ddp-port"},    {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
+};
+
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given
 // on the command line and the literal "(null)" for a flag or an optional
 // argument that sbatch/salloc exported to the steps. Idempotent: remote
@@ -66,4 +82,16 @@ namespace ddp {
 // Checks that need no node: contradictions between options. srun runs it before
 // anything is allocated, so a typo costs the user seconds, not a queue wait.
 Status validate(const DdpRequest& request);
+}  // namespace ddp
+
+namespace ddp {
+// Applies the DDP_* variables for every option the command line did not give.
+// `lookup(name)` returns the variable's value or nullopt.
+Status apply_environment(DdpRequest& request, const std::function<std::optional<std::string>(const char*)>& lookup);
+
+// Refuses a second launcher inside agent mode: the agent already starts the
+// workers, so `srun --ddp torchrun ...` would start workers x workers.
+// `argv` is the step's command line; `local_rank_set`: LOCAL_RANK is already in
+// the step's environment.
+Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_rank_set);
 }  // namespace ddp

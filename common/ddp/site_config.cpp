@@ -1,16 +1,170 @@
 #include "ddp/site_config.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 namespace ddp {
 
 namespace {
 
-Status check_path(std::string_view value, std::string_view where) {
-  if (value.empty() || value.front() != '/')
-    return fail(std::string(where) + ": '" + std::string(value) + "' must be an absolute path");
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Splits a line into words at blanks; double quotes group blanks into a word
+// and are removed ("Env=NCCL_DEBUG_SUBSYS=INIT,NET" needs none).
+Result<std::vector<std::string>> split_words(std::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool quoted = false, in_word = false;
+  for (const char c : line) {
+    if (c == '"') {
+      quoted = !quoted;
+      in_word = true;
+    } else if (!quoted && (c == ' ' || c == '\t')) {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quoted) return fail("a double quote is not closed");
+  if (in_word) words.push_back(std::move(word));
+  return words;
+}
+
+Result<bool> parse_bool(std::string_view value, std::string_view key) {
+  if (iequals(value, "yes") || iequals(value, "true") || value == "1") return true;
+  if (iequals(value, "no") || iequals(value, "false") || value == "0") return false;
+  return fail(std::string(key) + "=" + std::string(value) + ": use yes or no");
+}
+
+bool valid_env_name(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+Result<EnvSetting> parse_env(std::string_view value, std::string_view key, bool forced) {
+  const auto eq = value.find('=');
+  const auto name = value.substr(0, eq);
+  if (eq == std::string_view::npos || !valid_env_name(name))
+    return fail(std::string(key) + "=" + std::string(value) + ": write it as " + std::string(key) +
+                "=NAME=VALUE, e.g. " + std::string(key) + "=NCCL_IB_GID_INDEX=3");
+  if (is_contract_variable(name))
+    return fail(std::string(key) + ": " + std::string(name) +
+                " belongs to the worker contract (ranks, addresses, ports); the site cannot set it");
+  return EnvSetting{std::string(name), std::string(value.substr(eq + 1)), forced};
+}
+
+template <class T>
+Status set_once(std::optional<T>& field, T value, std::string_view key) {
+  if (field) return fail(std::string(key) + " is given twice on this line");
+  field = std::move(value);
   return Ok{};
 }
 
+constexpr const char* kKnownKeys =
+    "PartitionName, NodeName, Agent, PortRange, StopGrace, BindCpus, ExportIbHca, TopologyFile, GpuInfoDir, Env, "
+    "ForceEnv";
+
+Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
+  for (auto [name, field] : {std::pair{"Agent", &patch.agent}, std::pair{"TopologyFile", &patch.topology_file},
+                             std::pair{"GpuInfoDir", &patch.gpu_info_dir}}) {
+    if (!iequals(key, name)) continue;
+    if (value.empty() || value.front() != '/')
+      return fail(std::string(name) + "=" + std::string(value) + ": use an absolute path");
+    return set_once(*field, std::string(value), name);
+  }
+  if (iequals(key, "PortRange")) {
+    auto range = parse_port_range(value, "PortRange");
+    if (!range) return fail(range.error());
+    return set_once(patch.port_range, *range, "PortRange");
+  }
+  if (iequals(key, "StopGrace")) {
+    auto seconds = parse_uint(value, 0, 3600, "StopGrace");
+    if (!seconds) return fail(seconds.error() + " (seconds)");
+    return set_once(patch.stop_grace, std::chrono::milliseconds(*seconds * 1000), "StopGrace");
+  }
+  if (iequals(key, "BindCpus") || iequals(key, "ExportIbHca")) {
+    auto flag = parse_bool(value, key);
+    if (!flag) return fail(flag.error());
+    return set_once(iequals(key, "BindCpus") ? patch.bind_cpus : patch.export_ib_hca, *flag, key);
+  }
+  if (iequals(key, "Env") || iequals(key, "ForceEnv")) {
+    auto env = parse_env(value, iequals(key, "Env") ? "Env" : "ForceEnv", iequals(key, "ForceEnv"));
+    if (!env) return fail(env.error());
+    patch.env.push_back(std::move(env).value());
+    return Ok{};
+  }
+  return fail("unknown key '" + std::string(key) + "'; known keys: " + kKnownKeys + " (see ddp.conf(5))");
+}
+
+Result<ConfigLine> parse_line(std::string_view text, std::string origin) {
+  auto words = split_words(text);
+  if (!words) return fail(words.error());
+  ConfigLine line;
+  line.origin = std::move(origin);
+  for (std::size_t i = 0; i < words->size(); ++i) {
+    const std::string_view word = (*words)[i];
+    const auto eq = word.find('=');
+    if (eq == std::string_view::npos || eq == 0) return fail("expected Key=Value, got '" + std::string(word) + "'");
+    const auto key = word.substr(0, eq);
+    const auto value = word.substr(eq + 1);
+    if (iequals(key, "PartitionName") || iequals(key, "NodeName")) {
+      if (i != 0) return fail(std::string(key) + "= must come first on its line");
+      if (value.empty()) return fail(std::string(key) + "= needs a value");
+      if (iequals(key, "NodeName")) {
+        line.scope = ConfigLine::Scope::Nodes;
+        line.nodes = std::string(value);
+      } else {
+        line.scope = ConfigLine::Scope::Partitions;
+        for (std::size_t start = 0; start <= value.size();) {
+          const auto comma = std::min(value.find(',', start), value.size());
+          if (comma == start) return fail("PartitionName=" + std::string(value) + " has an empty name");
+          line.partitions.emplace_back(value.substr(start, comma - start));
+          start = comma + 1;
+        }
+      }
+      continue;
+    }
+    if (auto ok = apply_word(line.patch, key, value); !ok) return fail(ok.error());
+  }
+  if (line.scope != ConfigLine::Scope::Global && line.patch == SettingsPatch{})
+    return fail("this line selects " + std::string(line.scope == ConfigLine::Scope::Nodes ? "nodes" : "partitions") +
+                " but sets nothing for them");
+  return line;
+}
+
+void apply(Settings& settings, const SettingsPatch& patch) {
+  if (patch.agent) settings.agent = patch.agent;
+  if (patch.port_range) settings.port_range = *patch.port_range;
+  if (patch.stop_grace) settings.stop_grace = *patch.stop_grace;
+  if (patch.bind_cpus) settings.bind_cpus = *patch.bind_cpus;
+  if (patch.export_ib_hca) settings.export_ib_hca = *patch.export_ib_hca;
+  if (patch.topology_file) settings.topology_file = *patch.topology_file;
+  if (patch.gpu_info_dir) settings.gpu_info_dir = *patch.gpu_info_dir;
+  for (const auto& e : patch.env) {
+    const auto same = std::find_if(settings.env.begin(), settings.env.end(),
+                                   [&](const EnvSetting& s) { return s.name == e.name; });
+    if (same == settings.env.end()) settings.env.push_back(e);
+    else *same = e;
+  }
+}
+
 }  // namespace
+
+bool is_contract_variable(std::string_view name) {
+  static constexpr std::string_view owned[] = {
+      "RANK",       "LOCAL_RANK",       "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "GROUP_RANK",   "GROUP_WORLD_SIZE",
+      "ROLE_NAME",  "ROLE_RANK",        "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
+  return std::find(std::begin(owned), std::end(owned), name) != std::end(owned) || name.starts_with("TORCHELASTIC_") ||
+         name.starts_with("DDP_PLAN_");
+}
 
 Result<SiteConfig> parse_site_config(std::string_view text, std::string_view origin) {
   SiteConfig config;
@@ -20,30 +174,29 @@ Result<SiteConfig> parse_site_config(std::string_view text, std::string_view ori
     std::string_view line = text.substr(0, eol);
     text = eol == std::string_view::npos ? std::string_view{} : text.substr(eol + 1);
     ++line_no;
-
     if (const auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     line = trim(line);
     if (line.empty()) continue;
-
     const std::string where = std::string(origin) + ":" + std::to_string(line_no);
-    const auto eq = line.find('=');
-    if (eq == std::string_view::npos) return fail(where + ": expected 'key = value', got '" + std::string(line) + "'");
-    const auto key = trim(line.substr(0, eq));
-    const auto value = trim(line.substr(eq + 1));
-
-    if (key == "agent") {
-      if (auto ok = check_path(value, where + ": agent"); !ok) return fail(ok.error());
-      config.agent = std::string(value);
-    } else if (key == "port_range") {
-      auto range = parse_port_range(value, where + ": port_range");
-      if (!range) return fail(range.error());
-      config.port_range = *range;
-    } else {
-      return fail(where + ": unknown key '" + std::string(key) +
-                  "'; known keys: agent, port_range (see ddp.conf.example)");
-    }
+    auto parsed = parse_line(line, where);
+    if (!parsed) return fail(where + ": " + parsed.error());
+    config.lines.push_back(std::move(parsed).value());
   }
   return config;
+}
+
+Settings resolve_settings(const SiteConfig& config, const std::string& partition, const std::string& node,
+                          const NodeMatcher& matcher) {
+  Settings settings;
+  for (const auto& line : config.lines)
+    if (line.scope == ConfigLine::Scope::Global) apply(settings, line.patch);
+  for (const auto& line : config.lines)
+    if (line.scope == ConfigLine::Scope::Partitions &&
+        std::find(line.partitions.begin(), line.partitions.end(), partition) != line.partitions.end())
+      apply(settings, line.patch);
+  for (const auto& line : config.lines)
+    if (line.scope == ConfigLine::Scope::Nodes && matcher(line.nodes, node)) apply(settings, line.patch);
+  return settings;
 }
 
 Result<PluginArgs> parse_plugin_args(const std::vector<std::string_view>& args) {
@@ -54,7 +207,7 @@ Result<PluginArgs> parse_plugin_args(const std::vector<std::string_view>& args) 
     const auto value = eq == std::string_view::npos ? std::string_view{} : arg.substr(eq + 1);
     const std::string where = "plugstack.conf argument '" + std::string(arg) + "'";
     if (key == "agent" || key == "config") {
-      if (auto ok = check_path(value, where); !ok) return fail(ok.error());
+      if (value.empty() || value.front() != '/') return fail(where + ": use an absolute path");
       (key == "agent" ? parsed.agent : parsed.config) = std::string(value);
     } else {
       return fail(where + " is unknown; spank_ddp.so takes agent=PATH and config=PATH");

@@ -1,9 +1,20 @@
 // The site config (/etc/slurm/ddp.conf by default) and the plugstack.conf
-// arguments of spank_ddp.so. Strict: an unknown key or a malformed line is an
-// error that names the file, the line and the fix, because a typo silently
-// ignored on 500 nodes is an outage nobody can explain.
+// arguments of spank_ddp.so.
+//
+// Slurm-style lines of Key=Value words, keys case-insensitive:
+//
+//   PortRange=20000-29999 Env=NCCL_IB_GID_INDEX=3          # global settings
+//   PartitionName=gpu,gpu-long ForceEnv=NCCL_NET=IB         # for these partitions
+//   NodeName=gpu[001-064] Env=NCCL_TOPO_FILE=/etc/nccl/a.xml  # for these nodes
+//
+// Later and more specific lines win: global < partition < node set, and in
+// file order within each. Strict: an unknown key or a bad value is an error
+// naming file:line and the fix, because a typo silently ignored on 500 nodes is
+// an outage nobody can explain.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,15 +25,64 @@
 
 namespace ddp {
 
+// One environment variable the site exports into --ddp steps.
+struct EnvSetting {
+  std::string name;
+  std::string value;
+  bool forced = false;  // ForceEnv: replaces the user's own value; Env: only when unset
+  bool operator==(const EnvSetting&) const = default;
+};
+
+// What one line sets; unset fields leave the value from wider scopes.
+struct SettingsPatch {
+  std::optional<std::string> agent;
+  std::optional<PortRange> port_range;
+  std::optional<std::chrono::milliseconds> stop_grace;
+  std::optional<bool> bind_cpus;
+  std::optional<bool> export_ib_hca;
+  std::optional<std::string> topology_file;
+  std::optional<std::string> gpu_info_dir;
+  std::vector<EnvSetting> env;
+  bool operator==(const SettingsPatch&) const = default;
+};
+
+struct ConfigLine {
+  enum class Scope { Global, Partitions, Nodes } scope = Scope::Global;
+  std::vector<std::string> partitions;  // Scope::Partitions
+  std::string nodes;                    // Scope::Nodes: a Slurm hostlist expression
+  SettingsPatch patch;
+  std::string origin;  // "file:line"
+};
+
 struct SiteConfig {
-  std::optional<std::string> agent;    // agent = /path/ddp-agent
-  PortRange port_range{20000, 29999};  // port_range = LOW-HIGH
-  bool operator==(const SiteConfig&) const = default;
+  std::vector<ConfigLine> lines;
+};
+
+// The effective settings on one node for one job.
+struct Settings {
+  std::optional<std::string> agent;  // absent: plugstack's agent= or the built-in path
+  PortRange port_range{20000, 29999};
+  std::chrono::milliseconds stop_grace{5000};  // the agent's SIGTERM -> SIGKILL grace
+  bool bind_cpus = true;                       // pin workers to the cores near their GPU
+  bool export_ib_hca = false;                  // NCCL_IB_HCA = the NIC closest to the GPU
+  std::string topology_file;                   // hwloc XML instead of probing (VMs, containers, tests)
+  std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids
+  std::vector<EnvSetting> env;                 // one entry per name, the winning one
+  bool operator==(const Settings&) const = default;
 };
 
 // Parses the text of a config file; `origin` names it in messages.
-// Format: "key = value" lines, '#' starts a comment, blank lines ignored.
 Result<SiteConfig> parse_site_config(std::string_view text, std::string_view origin);
+
+// Does hostlist expression `nodes` ("gpu[001-064],login1") contain `node`?
+// The plugin answers with Slurm's own hostlist code.
+using NodeMatcher = std::function<bool(const std::string& nodes, const std::string& node)>;
+
+Settings resolve_settings(const SiteConfig& config, const std::string& partition, const std::string& node,
+                          const NodeMatcher& matcher);
+
+// The variables the worker contract owns: the site may not set them.
+bool is_contract_variable(std::string_view name);
 
 struct PluginArgs {
   std::optional<std::string> agent;   // agent=PATH

@@ -1,6 +1,9 @@
 #include "ddp/worker_env.hpp"
 
+#include "ddp/binding.hpp"
+
 namespace ddp {
+
 
 Environment worker_environment(const Environment& base, const NodePlan& plan, const WorkerSlot& slot,
                                const std::string& socket_ifname) {
@@ -29,8 +32,20 @@ Environment worker_environment(const Environment& base, const NodePlan& plan, co
   env.set("TORCHELASTIC_USE_AGENT_STORE", "False");
 
   env.set_default("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
-  // torchrun's rule: one thread per worker when several share a node.
-  if (plan.nproc > 1) env.set_default("OMP_NUM_THREADS", "1");
+  const WorkerPlacement* place =
+      slot.local_rank < plan.placements.size() ? &plan.placements[slot.local_rank] : nullptr;
+  if (place && !place->cpus.empty()) {
+    // As many threads as the worker has CPUs; torchrun's 1 would leave them idle.
+    const auto cpus = parse_cpu_list(place->cpus);
+    if (cpus && !cpus->empty()) env.set_default("OMP_NUM_THREADS", std::to_string(cpus->size()));
+  } else if (plan.nproc > 1) {
+    env.set_default("OMP_NUM_THREADS", "1");  // torchrun's rule when workers share a node unbound
+  }
+  if (plan.mode == Mode::Gpu) {
+    // CUDA's default order is fastest-first; Slurm's indices follow PCI order.
+    env.set_default("CUDA_DEVICE_ORDER", "PCI_BUS_ID");
+  }
+  if (place && plan.export_ib_hca && !place->nic.empty()) env.set_default("NCCL_IB_HCA", "=" + place->nic);
   // Gloo and NCCL's bootstrap otherwise pick the address the hostname resolves
   // to, which on multi-homed nodes (and on our netns test cluster) is not the
   // one peers can reach.

@@ -5,20 +5,48 @@ source "$(dirname "$0")/lib.sh"
 
 run srun -N2 --ddp=bogus true
 expect_rc 255 "srun --ddp=bogus"  # srun refuses before allocating
-expect_in "$ERR" "spank_ddp: --ddp=bogus is not a mode; use --ddp, --ddp=auto, --ddp=gpu or --ddp=cpu" "bad mode"
+expect_in "$ERR" "ddp: --ddp=bogus is not a mode; use --ddp, --ddp=auto, --ddp=gpu or --ddp=cpu" "bad mode"
 
 run srun -N2 --ddp-procs=0 true
-expect_in "$ERR" "spank_ddp: --ddp-procs=0 is out of range" "zero workers"
+expect_in "$ERR" "ddp: --ddp-procs=0 is out of range" "zero workers"
 
 run srun -N2 --ddp=cpu --ddp-gpus=2 true
-expect_in "$ERR" "spank_ddp: --ddp-gpus asks for GPU workers but --ddp=cpu" "contradicting options"
+expect_in "$ERR" "ddp: --ddp-gpus asks for GPU workers but --ddp=cpu" "contradicting options"
 
 run srun -N2 --ddp=gpu true
 expect_rc 1 "--ddp=gpu without GPUs"
-expect_in "$ERR" "spank_ddp: GPU mode, but the step has no GPUs on node $CLUSTER_NAME-n0; request them" "no GPUs"
+expect_in "$ERR" "ddp: GPU mode, but the step has no GPUs on node $CLUSTER_NAME-n0; request them" "no GPUs"
+expect_eq "$(grep -c "no GPUs on node $CLUSTER_NAME-n0" <<<"$ERR")" "1" "one message per node, not per task"
 
-run srun -N2 --ntasks-per-node=2 --ddp=cpu true
-expect_in "$ERR" "has 2 tasks on this node" "several tasks per node"
+for bad in 0 -1 abc; do
+  run srun -N1 --ddp-gpus=$bad true
+  expect_rc 255 "--ddp-gpus=$bad"
+  expect_in "$ERR" "ddp: --ddp-gpus" "--ddp-gpus=$bad names the option"
+done
+run srun -N1 --gpus-per-node=1 --ddp=gpu --ddp-procs=2 true
+expect_in "$ERR" "ddp: --ddp-procs sets CPU workers but --ddp=gpu asks for GPU workers" "--ddp-procs with --ddp=gpu"
+run srun -N1 --ddp=cpu --ddp-port=80 true
+expect_in "$ERR" "ddp: --ddp-port=80 is out of range; use a number between 1024 and 65535" "privileged port"
+
+# A second launcher inside agent mode would start workers x workers.
+run srun -N2 --ddp=cpu torchrun --nproc_per_node=2 x.py
+expect_rc 1 "srun --ddp torchrun"
+expect_in "$ERR" "ddp: the step's command is torchrun, a launcher" "double launch refused"
+expect_eq "$(grep -c "a launcher" <<<"$ERR")" "1" "reported once, not per node"
+run env LOCAL_RANK=0 srun -N1 --ddp=cpu true
+expect_in "$ERR" "ddp: LOCAL_RANK is already set" "LOCAL_RANK already set"
+
+# MASTER_PORT taken on node 0: said before any worker starts.
+port=24999
+"$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" 0 \
+  "$PYTHON" -c "import socket,time; s=socket.socket(); s.bind(('$(node_addr "$CLUSTER_NAME-n0")', $port)); s.listen(); time.sleep(20)" &
+holder=$!
+trap 'kill $holder 2>/dev/null || true' EXIT
+sleep 1
+run srun -N2 --ddp=cpu --ddp-port=$port true
+expect_rc 1 "--ddp-port in use"
+expect_in "$ERR" "ddp: MASTER_PORT $port is already in use on" "port in use message"
+kill $holder 2>/dev/null || true
 
 # A failing worker: srun's exit code is the worker's, and the root cause names
 # it. The agent stops the other worker on its node at once; stopping the other

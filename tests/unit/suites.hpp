@@ -25,6 +25,7 @@ Suite* site_config_suite();
 Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
+Suite* binding_suite();
 
 // ck_assert_str_eq for std::string operands (Check's macros evaluate their
 // arguments more than once, so temporaries must outlive the whole assertion).

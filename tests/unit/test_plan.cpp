@@ -18,7 +18,12 @@ NodePlan sample_plan() {
   p.master_addr = "198.18.7.10";
   p.master_port = 24567;
   p.max_restarts = 2;
+  p.stop_grace_ms = 12000;
   p.verbose = true;
+  p.export_ib_hca = true;
+  for (int i = 0; i < 4; ++i)
+    p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0", std::to_string(i * 2) + "-" +
+                            std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
   return p;
 }
 }  // namespace
@@ -57,6 +62,9 @@ START_TEST(plan_missing_or_inconsistent_is_refused) {
   write_plan(sample_plan(), env);
   env.set("DDP_PLAN_MODE", "auto");
   ck_assert(!read_plan(env).ok());
+  write_plan(sample_plan(), env);
+  env.unset("DDP_PLAN_WORKER_2_GPU");  // placements for some workers only
+  CK_CONTAINS(read_plan(env).error(), "places 2 of 4 workers");
 }
 END_TEST
 
@@ -150,11 +158,45 @@ START_TEST(count_list_counts_entries) {
 }
 END_TEST
 
+START_TEST(tasks_per_node_expands_slurm_notation) {
+  const auto t = parse_tasks_per_node("2(x3),1");
+  ck_assert(t.ok());
+  ck_assert(*t == (std::vector<std::uint32_t>{2, 2, 2, 1}));
+  ck_assert(*parse_tasks_per_node("4") == std::vector<std::uint32_t>{4});
+  ck_assert(*parse_tasks_per_node("1,3(x2)") == (std::vector<std::uint32_t>{1, 3, 3}));
+  for (const char* bad : {"", "x", "2(x", "2(x0)", "2,,1", "2(x3"}) ck_assert_msg(!parse_tasks_per_node(bad).ok(), "%s", bad);
+}
+END_TEST
+
+START_TEST(task_shape_counts_are_slurms_tasks) {
+  DdpRequest r;
+  r.enabled = true;
+  ck_assert(*resolve_task_workers(r, 0, 3, "n0") == (WorkerCount{Mode::Cpu, 3}));
+  ck_assert(*resolve_task_workers(r, 4, 4, "n0") == (WorkerCount{Mode::Gpu, 4}));
+  const auto too_many = resolve_task_workers(r, 2, 4, "n1");  // more workers than GPUs
+  ck_assert(!too_many.ok());
+  CK_CONTAINS(too_many.error(), "more workers than GPUs: 4 tasks on node n1 but only 2 GPU(s)");
+  r.procs = 2;
+  r.mode = Mode::Cpu;
+  CK_CONTAINS(resolve_task_workers(r, 0, 3, "n0").error(), "--ddp-procs=2 disagrees with the step's 3 tasks");
+  r.procs = 3;
+  ck_assert(resolve_task_workers(r, 0, 3, "n0").ok());
+}
+END_TEST
+
+START_TEST(batch_script_port_differs_from_the_steps) {
+  const PortRange range{20000, 29999};
+  const auto batch = derive_port(range, 4242, 0xfffffffb, 0);
+  for (std::uint32_t step = 0; step < 150; ++step) ck_assert_uint_ne(batch, derive_port(range, 4242, step, 0));
+}
+END_TEST
+
 Suite* plan_suite() {
   return make_suite("plan",
                     {plan_round_trips_through_the_environment, plan_from_another_release_is_refused,
                      plan_missing_or_inconsistent_is_refused, rank_layout_is_a_running_sum_in_node_order,
                      port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
                      jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
-                     count_list_counts_entries});
+                     count_list_counts_entries, tasks_per_node_expands_slurm_notation,
+                     task_shape_counts_are_slurms_tasks, batch_script_port_differs_from_the_steps});
 }

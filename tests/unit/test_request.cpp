@@ -1,3 +1,5 @@
+#include <map>
+
 #include "ddp/request.hpp"
 #include "suites.hpp"
 
@@ -103,9 +105,83 @@ START_TEST(option_table_usage_starts_with_plugin_tag) {
 }
 END_TEST
 
+namespace {
+std::function<std::optional<std::string>(const char*)> env_of(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+}  // namespace
+
+START_TEST(environment_equivalents_fill_in_what_options_left) {
+  DdpRequest r;
+  ck_assert(apply_environment(r, env_of({{"DDP_MODE", "cpu"}, {"DDP_PROCS", "3"}, {"DDP_VERBOSE", "1"},
+                                         {"DDP_PORT", "23456"}, {"DDP_RESTARTS", "2"}}))
+                .ok());
+  ck_assert(r.active());
+  ck_assert(r.mode == Mode::Cpu);
+  ck_assert_uint_eq(*r.procs, 3);
+  ck_assert(r.verbose);
+  ck_assert_uint_eq(*r.port, 23456);
+  ck_assert_uint_eq(r.restarts, 2);
+  ck_assert_uint_eq(r.given, 0);  // nothing came from the command line
+}
+END_TEST
+
+START_TEST(command_line_wins_over_environment) {
+  DdpRequest r;
+  ck_assert(apply_option(r, "ddp-procs", "4").ok());
+  ck_assert(apply_option(r, "ddp", "cpu").ok());
+  ck_assert(apply_environment(r, env_of({{"DDP_PROCS", "8"}, {"DDP_MODE", "gpu"}, {"DDP_GPUS", "2"}})).ok());
+  ck_assert_uint_eq(*r.procs, 4);
+  ck_assert(r.mode == Mode::Cpu);
+  ck_assert_uint_eq(*r.gpus, 2);  // not given on the command line: taken (validate() then objects)
+  ck_assert(!validate(r).ok());
+  DdpRequest off;
+  ck_assert(apply_option(off, "no-ddp", nullptr).ok());
+  ck_assert(apply_environment(off, env_of({{"DDP_MODE", "gpu"}})).ok());
+  ck_assert(!off.active());
+}
+END_TEST
+
+START_TEST(environment_off_and_bad_values) {
+  DdpRequest r;
+  ck_assert(apply_option(r, "ddp-procs", "2").ok());
+  ck_assert(apply_environment(r, env_of({{"DDP_MODE", "off"}})).ok());
+  ck_assert(!r.active());
+  DdpRequest bad;
+  const auto e = apply_environment(bad, env_of({{"DDP_GPUS", "abc"}}));
+  ck_assert(!e.ok());
+  CK_CONTAINS(e.error(), "DDP_GPUS=abc");
+  CK_CONTAINS(apply_environment(bad, env_of({{"DDP_VERBOSE", "yes"}})).error(), "use 0 or 1");
+  DdpRequest none;  // no variables: nothing changes
+  ck_assert(apply_environment(none, env_of({})).ok());
+  ck_assert(none == DdpRequest{});
+}
+END_TEST
+
+START_TEST(launchers_inside_agent_mode_are_refused) {
+  ck_assert(check_not_a_launcher({"python", "train.py"}, false).ok());
+  for (const auto& argv : std::vector<std::vector<std::string>>{{"torchrun", "--nproc_per_node=4", "t.py"},
+                                                               {"/usr/bin/mpirun", "-np", "4", "a.out"},
+                                                               {"python3", "-m", "torch.distributed.run", "t.py"},
+                                                               {"srun", "python", "t.py"}}) {
+    const auto r = check_not_a_launcher(argv, false);
+    ck_assert_msg(!r.ok(), "accepted %s", argv[0].c_str());
+    CK_CONTAINS(r.error(), "--no-ddp");
+  }
+  const auto set = check_not_a_launcher({"python", "t.py"}, true);
+  ck_assert(!set.ok());
+  CK_CONTAINS(set.error(), "LOCAL_RANK is already set");
+}
+END_TEST
+
 Suite* request_suite() {
   return make_suite("request", {ddp_flag_enables_auto_mode, sbatch_exported_flag_arrives_as_null_string,
                                 modes_parse_and_bad_mode_names_the_choices, counts_imply_ddp_and_are_range_checked,
                                 callbacks_are_idempotent, no_ddp_wins_over_inherited_ddp,
-                                validate_catches_contradictions, option_table_usage_starts_with_plugin_tag});
+                                validate_catches_contradictions, option_table_usage_starts_with_plugin_tag,
+                                environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
+                                environment_off_and_bad_values, launchers_inside_agent_mode_are_refused});
 }

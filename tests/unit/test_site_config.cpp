@@ -1,38 +1,119 @@
 #include "ddp/site_config.hpp"
+
+extern "C" {
+#include <slurm/slurm.h>
+}
+
 #include "suites.hpp"
 
 using namespace ddp;
 
+namespace {
+
+// Slurm's own hostlist code (libslurm), as the plugin uses inside Slurm.
+bool slurm_match(const std::string& nodes, const std::string& node) {
+  hostlist_t hl = slurm_hostlist_create(nodes.c_str());
+  if (!hl) return false;
+  const bool found = slurm_hostlist_find(hl, node.c_str()) >= 0;
+  slurm_hostlist_destroy(hl);
+  return found;
+}
+
+SiteConfig parse_ok(const std::string& text) {
+  auto c = parse_site_config(text, "ddp.conf");
+  ck_assert_msg(c.ok(), "%s", c.ok() ? "" : c.error().c_str());
+  return std::move(c).value();
+}
+
+std::string env_of(const Settings& s, const std::string& name) {
+  for (const auto& e : s.env)
+    if (e.name == name) return e.value + (e.forced ? " (forced)" : "");
+  return "<unset>";
+}
+
+}  // namespace
+
 START_TEST(empty_config_gives_defaults) {
-  const auto c = parse_site_config("", "ddp.conf");
-  ck_assert(c.ok());
-  ck_assert(*c == SiteConfig{});
-  ck_assert_uint_eq(c->port_range.first, 20000);
+  const auto s = resolve_settings(parse_ok("# nothing\n\n"), "debug", "n0", slurm_match);
+  ck_assert(s == Settings{});
+  ck_assert_uint_eq(s.port_range.first, 20000);
+  ck_assert(s.bind_cpus);
+  ck_assert(!s.export_ib_hca);
 }
 END_TEST
 
-START_TEST(keys_comments_and_blanks) {
-  const auto c = parse_site_config(
-      "# site config\n\n  agent = /opt/ddp/bin/ddp-agent  # trailing comment\nport_range=21000-21999\r\n", "x");
-  ck_assert_msg(c.ok(), "%s", c.ok() ? "" : c.error().c_str());
-  CK_STR_EQ(*c->agent, "/opt/ddp/bin/ddp-agent");
-  ck_assert(c->port_range == (PortRange{21000, 21999}));
+START_TEST(slurm_style_words_keys_case_insensitive) {
+  const auto c = parse_ok(
+      "Agent=/opt/ddp/bin/ddp-agent portrange=21000-21999   # comment\n"
+      "STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml GpuInfoDir=/x/gpus\r\n"
+      "Env=NCCL_DEBUG=WARN ForceEnv=NCCL_NET=IB Env=\"NCCL_DEBUG_SUBSYS=INIT,NET\"\n");
+  const auto s = resolve_settings(c, "p", "n", slurm_match);
+  ck_assert_str_eq(s.agent->c_str(), "/opt/ddp/bin/ddp-agent");
+  ck_assert(s.port_range == (PortRange{21000, 21999}));
+  ck_assert_int_eq(s.stop_grace.count(), 12000);
+  ck_assert(!s.bind_cpus);
+  ck_assert(s.export_ib_hca);
+  CK_STR_EQ(s.topology_file, "/etc/ddp/node.xml");
+  CK_STR_EQ(s.gpu_info_dir, "/x/gpus");
+  CK_STR_EQ(env_of(s, "NCCL_DEBUG"), "WARN");
+  CK_STR_EQ(env_of(s, "NCCL_NET"), "IB (forced)");
+  CK_STR_EQ(env_of(s, "NCCL_DEBUG_SUBSYS"), "INIT,NET");
+}
+END_TEST
+
+START_TEST(partition_and_node_overrides_in_order_of_specificity) {
+  const auto c = parse_ok(
+      "NodeName=gpu[001-064] Env=NCCL_TOPO_FILE=/etc/nccl/a100.xml PortRange=25000-25099\n"
+      "Env=NCCL_SOCKET_IFNAME=eth0 Env=NCCL_IB_GID_INDEX=3\n"
+      "PartitionName=gpu,gpu-long Env=NCCL_SOCKET_IFNAME=ib0 PortRange=24000-24999\n"
+      "NodeName=gpu007 Env=NCCL_IB_GID_INDEX=0\n");
+  const auto cpu = resolve_settings(c, "cpu", "cn001", slurm_match);
+  CK_STR_EQ(env_of(cpu, "NCCL_SOCKET_IFNAME"), "eth0");
+  CK_STR_EQ(env_of(cpu, "NCCL_TOPO_FILE"), "<unset>");
+  ck_assert_uint_eq(cpu.port_range.first, 20000);
+
+  const auto gpu = resolve_settings(c, "gpu-long", "gpu002", slurm_match);
+  CK_STR_EQ(env_of(gpu, "NCCL_SOCKET_IFNAME"), "ib0");  // partition beats global
+  CK_STR_EQ(env_of(gpu, "NCCL_TOPO_FILE"), "/etc/nccl/a100.xml");
+  CK_STR_EQ(env_of(gpu, "NCCL_IB_GID_INDEX"), "3");
+  ck_assert_uint_eq(gpu.port_range.first, 25000);  // node set beats partition, whatever the file order
+
+  const auto g7 = resolve_settings(c, "gpu", "gpu007", slurm_match);
+  CK_STR_EQ(env_of(g7, "NCCL_IB_GID_INDEX"), "0");
+  const auto g65 = resolve_settings(c, "gpu", "gpu065", slurm_match);  // outside gpu[001-064]
+  CK_STR_EQ(env_of(g65, "NCCL_TOPO_FILE"), "<unset>");
 }
 END_TEST
 
 START_TEST(unknown_key_names_file_line_and_known_keys) {
-  const auto c = parse_site_config("port_range = 21000-21999\nagnet = /x\n", "/etc/slurm/ddp.conf");
+  const auto c = parse_site_config("PortRange=21000-21999\nAgnet=/x\n", "/etc/slurm/ddp.conf");
   ck_assert(!c.ok());
-  CK_CONTAINS(c.error(), "/etc/slurm/ddp.conf:2");
-  CK_CONTAINS(c.error(), "'agnet'");
-  CK_CONTAINS(c.error(), "agent, port_range");
+  CK_CONTAINS(c.error(), "/etc/slurm/ddp.conf:2: unknown key 'Agnet'");
+  CK_CONTAINS(c.error(), "known keys: PartitionName, NodeName, Agent");
 }
 END_TEST
 
-START_TEST(malformed_values_are_errors) {
-  CK_CONTAINS(parse_site_config("agent = bin/ddp-agent\n", "f").error(), "absolute path");
-  CK_CONTAINS(parse_site_config("port_range = 30000-20000\n", "f").error(), "f:1");
-  CK_CONTAINS(parse_site_config("\njust words\n", "f").error(), "f:2: expected 'key = value'");
+START_TEST(bad_values_are_errors_with_the_fix) {
+  const auto err = [](const char* text) {
+    const auto c = parse_site_config(text, "f");
+    ck_assert_msg(!c.ok(), "accepted: %s", text);
+    return c.error();
+  };
+  CK_CONTAINS(err("Agent=bin/ddp-agent\n"), "f:1: Agent=bin/ddp-agent: use an absolute path");
+  CK_CONTAINS(err("TopologyFile=node.xml\n"), "TopologyFile=node.xml: use an absolute path");
+  CK_CONTAINS(err("PortRange=30000-20000\n"), "low port is above");
+  CK_CONTAINS(err("\njust words\n"), "f:2: expected Key=Value");
+  CK_CONTAINS(err("BindCpus=maybe\n"), "use yes or no");
+  CK_CONTAINS(err("StopGrace=-1\n"), "StopGrace");
+  CK_CONTAINS(err("Env=NCCL_DEBUG\n"), "Env=NAME=VALUE");
+  CK_CONTAINS(err("Env=1BAD=x\n"), "Env=NAME=VALUE");
+  CK_CONTAINS(err("ForceEnv=MASTER_ADDR=1.2.3.4\n"), "belongs to the worker contract");
+  CK_CONTAINS(err("Env=TORCHELASTIC_RUN_ID=x\n"), "belongs to the worker contract");
+  CK_CONTAINS(err("PortRange=21000-21999 PortRange=22000-22999\n"), "given twice");
+  CK_CONTAINS(err("Env=A=1 PartitionName=gpu\n"), "must come first");
+  CK_CONTAINS(err("PartitionName=gpu,,cpu Env=A=1\n"), "empty name");
+  CK_CONTAINS(err("NodeName=gpu[1-4]\n"), "sets nothing");
+  CK_CONTAINS(err("Env=\"A=1\n"), "double quote");
 }
 END_TEST
 
@@ -50,6 +131,7 @@ END_TEST
 
 Suite* site_config_suite() {
   return make_suite("site_config",
-                    {empty_config_gives_defaults, keys_comments_and_blanks, unknown_key_names_file_line_and_known_keys,
-                     malformed_values_are_errors, plugin_args_agent_and_config});
+                    {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
+                     partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
+                     bad_values_are_errors_with_the_fix, plugin_args_agent_and_config});
 }

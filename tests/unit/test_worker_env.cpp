@@ -78,7 +78,30 @@ START_TEST(single_worker_keeps_default_threads) {
 }
 END_TEST
 
+START_TEST(placement_sets_threads_device_order_and_hca) {
+  NodePlan p = two_by_two(0);
+  p.mode = Mode::Gpu;
+  p.placements = {{"0", "0000:18:00.0", "0-3", "mlx5_0"}, {"1", "0000:98:00.0", "4-5,8", "mlx5_1"}};
+  auto env = worker_environment(Environment{}, p, {1, 0}, "eth0");
+  CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "3");  // one per CPU of the worker
+  CK_STR_EQ(get(env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+  ck_assert(!env.has("NCCL_IB_HCA"));  // only when the site asks (ExportIbHca=yes)
+  p.export_ib_hca = true;
+  env = worker_environment(Environment{}, p, {1, 0}, "eth0");
+  CK_STR_EQ(get(env, "NCCL_IB_HCA"), "=mlx5_1");
+  Environment user;
+  user.set("NCCL_IB_HCA", "mlx5_2");
+  user.set("OMP_NUM_THREADS", "7");
+  env = worker_environment(user, p, {0, 0}, "eth0");
+  CK_STR_EQ(get(env, "NCCL_IB_HCA"), "mlx5_2");
+  CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "7");
+  p.mode = Mode::Cpu;
+  ck_assert(!worker_environment(Environment{}, p, {0, 0}, "").has("CUDA_DEVICE_ORDER"));
+}
+END_TEST
+
 Suite* worker_env_suite() {
   return make_suite("worker_env", {torchrun_contract_variables, contract_owns_ranks_user_owns_tunables,
-                                   plan_variables_do_not_reach_workers, single_worker_keeps_default_threads});
+                                   plan_variables_do_not_reach_workers, single_worker_keeps_default_threads,
+                     placement_sets_threads_device_order_and_hca});
 }

@@ -1,0 +1,202 @@
+#include "launch.hpp"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ddp/affinity.hpp"
+#include "ddp/netif.hpp"
+#include "ddp/topology.hpp"
+#include "ddp/worker_env.hpp"
+#include "log.hpp"
+
+namespace ddp::spank {
+
+namespace {
+
+int local_task(spank_t sp) {
+  int id = 0;
+  spank_get_item(sp, S_TASK_ID, &id);
+  return id;
+}
+
+// MASTER_PORT must be free on node 0, where worker rank 0 will listen on it; a
+// port already taken would otherwise surface as an EADDRINUSE deep inside
+// PyTorch. (Racy by nature: this catches the common case, not a bind race.)
+Status check_master_port(const NodePlan& plan) {
+  if (plan.node_rank != 0) return Ok{};
+  const auto free = tcp_port_free(plan.master_addr, plan.master_port);
+  if (!free) return Ok{};  // cannot tell: let the workers try
+  if (*free) return Ok{};
+  return fail("MASTER_PORT " + std::to_string(plan.master_port) + " is already in use on " + plan.master_addr +
+              " (another job on this node?); choose a free port with --ddp-port=PORT");
+}
+
+void say_plan(const NodePlan& plan) {
+  if (!plan.verbose) return;
+  if (plan.node_rank == 0)
+    say("step " + plan.run_id + ": " + std::to_string(plan.nnodes) + " node(s), " + std::to_string(plan.world_size) +
+        " " + std::string(to_string(plan.mode)) + " worker(s), MASTER_ADDR=" + plan.master_addr +
+        " MASTER_PORT=" + std::to_string(plan.master_port));
+  for (std::uint32_t i = 0; i < plan.nproc; ++i) {
+    std::string line = "node " + std::to_string(plan.node_rank) + " worker " + std::to_string(i) + " (rank " +
+                       std::to_string(plan.rank_base + i) + ")";
+    if (i < plan.placements.size()) {
+      const auto& p = plan.placements[i];
+      if (!p.gpu_bus_id.empty()) line += " gpu " + p.gpu_bus_id;
+      line += p.cpus.empty() ? " cpus unbound" : " cpus " + p.cpus;
+      if (!p.nic.empty()) line += " nic " + p.nic;
+    }
+    say(line);
+  }
+}
+
+}  // namespace
+
+std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodePlan& plan, const StepFacts& facts,
+                                           std::vector<std::string>& warnings) {
+  const std::string node = "node " + facts.node() + ": ";
+  auto topo = settings.topology_file.empty() ? load_topology_system() : load_topology_xml(settings.topology_file);
+  if (!topo) {
+    warnings.push_back(node + "workers run unbound: " + topo.error());
+    return {};
+  }
+
+  BindingPlan binding;
+  std::vector<WorkerPlacement> placements(plan.nproc);
+  if (plan.mode == Mode::Gpu) {
+    // Slurm names GPUs by /dev/nvidiaN minor; hwloc by PCI bus id.
+    auto minors = gpu_minors_to_bus_ids(settings.gpu_info_dir);
+    if (!minors) warnings.push_back(node + minors.error());
+    std::vector<std::string> bus_ids;
+    for (std::uint32_t i = 0; i < plan.nproc && i < facts.step_gpus.size(); ++i) {
+      const auto minor = parse_uint(facts.step_gpus[i], 0, 1u << 20, "SLURM_STEP_GPUS");
+      const auto it = minor && minors ? minors->find(unsigned(*minor)) : std::map<unsigned, std::string>::const_iterator{};
+      if (!minor || !minors || it == minors->end()) {
+        warnings.push_back(node + "GPU " + facts.step_gpus[i] + " (/dev/nvidia" + facts.step_gpus[i] + ") is not in " +
+                           settings.gpu_info_dir + ", so its PCI address is unknown: worker " + std::to_string(i) +
+                           " runs unbound (check the NVIDIA driver, or GpuInfoDir= in the site config)");
+        bus_ids.push_back("unknown:" + facts.step_gpus[i]);
+      } else {
+        bus_ids.push_back(it->second);
+      }
+    }
+    binding = plan_gpu_binding(*topo, bus_ids, {});
+    // Worker i uses the i-th GPU of the step; cuda:LOCAL_RANK is that GPU
+    // because CUDA_VISIBLE_DEVICES keeps Slurm's order.
+    for (std::uint32_t i = 0; i < plan.nproc; ++i)
+      placements[i].gpu = i < facts.visible_gpus.size() ? facts.visible_gpus[i] : std::to_string(i);
+  } else {
+    binding = plan_cpu_binding(*topo, plan.nproc, {});
+  }
+  for (const auto& w : binding.warnings) warnings.push_back(node + w);
+  for (std::size_t i = 0; i < placements.size() && i < binding.workers.size(); ++i) {
+    const auto& b = binding.workers[i];
+    if (b.gpu_bus_id.rfind("unknown:", 0) != 0) placements[i].gpu_bus_id = b.gpu_bus_id;
+    if (settings.bind_cpus) placements[i].cpus = cpu_list(b.cpus);
+    placements[i].nic = b.nic;
+  }
+  return placements;
+}
+
+Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings, const StepFacts& facts) {
+  auto master = node_address(facts.nodes.front());
+  if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
+  NodePlan plan;
+  plan.run_id = std::to_string(facts.job_id) + ".batch";
+  plan.nnodes = std::uint32_t(facts.nodes.size());
+  plan.master_addr = *master;
+  plan.master_port = request.port.value_or(derive_port(settings.port_range, facts.job_id, facts.step_id, 0));
+  // Workers per node as --ddp would choose them on this node; unknown (0) when
+  // the batch node alone cannot say (e.g. --ddp=gpu on a node without GPUs).
+  const auto workers = resolve_workers(request, std::uint32_t(facts.step_gpus.size()), facts.node());
+  plan.nproc = workers ? workers->nproc : 0;
+  plan.mode = workers ? workers->mode : Mode::Cpu;
+  plan.verbose = request.verbose;
+  return plan;
+}
+
+Status export_batch_env(spank_t sp, const NodePlan& plan) {
+  // Overwrite: with --ddp these are the job's, not stale values from the
+  // submitting shell.
+  const std::pair<const char*, std::string> vars[] = {
+      {"MASTER_ADDR", plan.master_addr},
+      {"MASTER_PORT", std::to_string(plan.master_port)},
+      {"DDP_NNODES", std::to_string(plan.nnodes)},
+  };
+  for (const auto& [name, value] : vars)
+    if (spank_setenv(sp, name, value.c_str(), 1) != ESPANK_SUCCESS) return fail(std::string("cannot set ") + name);
+  if (plan.nproc > 0) spank_setenv(sp, "DDP_NPROC_PER_NODE", std::to_string(plan.nproc).c_str(), 1);
+  if (plan.verbose)
+    say("batch script: MASTER_ADDR=" + plan.master_addr + " MASTER_PORT=" + std::to_string(plan.master_port) +
+        " DDP_NNODES=" + std::to_string(plan.nnodes) +
+        (plan.nproc ? " DDP_NPROC_PER_NODE=" + std::to_string(plan.nproc) : std::string()));
+  return Ok{};
+}
+
+Status become_worker(spank_t sp, const NodePlan& plan) {
+  const int local = local_task(sp);
+  if (local == 0) {
+    if (auto ok = check_master_port(plan); !ok) return ok;
+    say_plan(plan);
+  }
+  char** envp = nullptr;
+  if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS) return fail("Slurm did not give the task's environment");
+  const Environment base = Environment::from_envp(envp);
+  const auto route = route_to(plan.master_addr);
+  const auto env = worker_environment(base, plan, {std::uint32_t(local), 0}, route ? route->interface : "");
+  for (const auto& [name, value] : env.vars()) {
+    const auto old = base.get(name);
+    if (old && *old == value) continue;
+    if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS) return fail("cannot set " + name);
+  }
+  if (std::size_t(local) < plan.placements.size() && !plan.placements[local].cpus.empty()) {
+    if (auto pinned = pin_to(plan.placements[local].cpus); !pinned)
+      say("worker " + std::to_string(plan.rank_base + local) + " left unbound: " + pinned.error());
+  }
+  return Ok{};
+}
+
+Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& plan) {
+  if (::access(agent_path.c_str(), X_OK) != 0)
+    return fail("cannot execute the agent " + agent_path + ": " + std::strerror(errno) +
+                "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
+  if (auto ok = check_master_port(plan); !ok) return ok;
+  say_plan(plan);
+
+  Environment plan_env;
+  write_plan(plan, plan_env);
+  for (const auto& [name, value] : plan_env.vars())
+    if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
+      return fail("cannot set " + name + " in the task's environment");
+
+  int argc = 0;
+  char** argv = nullptr;
+  char** envp = nullptr;
+  if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || argc < 1)
+    return fail("Slurm did not give the step's command line or environment");
+  std::vector<char*> agent_argv;
+  std::string path = agent_path;
+  agent_argv.push_back(path.data());
+  agent_argv.push_back(const_cast<char*>("--plan-from-env"));
+  agent_argv.push_back(const_cast<char*>("--"));
+  agent_argv.insert(agent_argv.end(), argv, argv + argc);
+  agent_argv.push_back(nullptr);
+
+  // On Slurm 22.05 there is no spank_prepend_task_argv() (23.11 added it), so
+  // the plugin execs the agent itself, as the user, in the task's own process.
+  // What that skips: plugins after this one in plugstack.conf, TaskProlog and
+  // --task-prolog, TMPDIR creation, PropagateResourceLimits. The agent resolves
+  // the user's command with the job's PATH. Descriptors slurmstepd left open
+  // must not leak into the user's processes.
+  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  ::execve(path.c_str(), agent_argv.data(), envp);
+  return fail("execve(" + agent_path + ") failed: " + std::strerror(errno));
+}
+
+}  // namespace ddp::spank

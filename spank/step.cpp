@@ -1,0 +1,136 @@
+#include "step.hpp"
+
+#include <cstdlib>
+
+#include "ddp/parse.hpp"
+#include "ddp/plan.hpp"
+
+namespace ddp::spank {
+
+namespace {
+
+template <class T>
+Result<T> item(spank_t sp, spank_item_t which, const char* what) {
+  T value{};
+  if (spank_get_item(sp, which, &value) != ESPANK_SUCCESS) return fail(std::string("Slurm did not tell the ") + what);
+  return value;
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> out;
+  if (trim(list).empty()) return out;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const auto comma = std::min(list.find(',', pos), list.size());
+    out.emplace_back(trim(std::string_view(list).substr(pos, comma - pos)));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_batch_step(std::uint32_t id) { return id == SLURM_BATCH_SCRIPT; }
+
+bool is_launched_step(std::uint32_t id) {
+  return id != SLURM_BATCH_SCRIPT && id != SLURM_EXTERN_CONT && id != SLURM_INTERACTIVE_STEP;
+}
+
+std::optional<std::string> job_getenv(spank_t sp, const char* name) {
+  std::vector<char> buf(4096);
+  for (;;) {
+    const auto rc = spank_getenv(sp, name, buf.data(), int(buf.size()));
+    if (rc == ESPANK_SUCCESS) return std::string(buf.data());
+    if (rc != ESPANK_NOSPACE || buf.size() > (1u << 20)) return std::nullopt;
+    buf.resize(buf.size() * 4);
+  }
+}
+
+Result<std::uint32_t> step_id(spank_t sp) { return item<std::uint32_t>(sp, S_JOB_STEPID, "step id"); }
+
+Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
+  hostlist_t hosts = slurm_hostlist_create(hostlist.c_str());
+  if (!hosts) return fail("cannot parse the node list '" + hostlist + "'");
+  std::vector<std::string> names;
+  while (char* host = slurm_hostlist_shift(hosts)) {
+    names.emplace_back(host);
+    std::free(host);
+  }
+  slurm_hostlist_destroy(hosts);
+  if (names.empty()) return fail("the node list '" + hostlist + "' is empty");
+  return names;
+}
+
+bool hostlist_contains(const std::string& nodes, const std::string& node) {
+  hostlist_t hosts = slurm_hostlist_create(nodes.c_str());
+  if (!hosts) return false;
+  const bool found = slurm_hostlist_find(hosts, node.c_str()) >= 0;
+  slurm_hostlist_destroy(hosts);
+  return found;
+}
+
+// The address Slurm itself uses to reach the node. Never getaddrinfo(NodeName)
+// or `hostname`: sites often publish an address the node name does not resolve
+// to (and on our test cluster no node name resolves at all).
+Result<std::string> node_address(const std::string& node) {
+  node_info_msg_t* nodes = nullptr;
+  std::string name = node;
+  if (slurm_load_node_single(&nodes, name.data(), SHOW_ALL) != SLURM_SUCCESS || !nodes || nodes->record_count < 1) {
+    const std::string why = slurm_strerror(slurm_get_errno());
+    if (nodes) slurm_free_node_info_msg(nodes);
+    return fail("cannot look up the address of node " + node + " in slurmctld: " + why);
+  }
+  const char* addr = nodes->node_array[0].node_addr;
+  std::string result = addr && *addr ? addr : node;
+  slurm_free_node_info_msg(nodes);
+  return result;
+}
+
+Result<StepFacts> gather_step_facts(spank_t sp) {
+  StepFacts f;
+  const auto job = item<std::uint32_t>(sp, S_JOB_ID, "job id");
+  const auto step = step_id(sp);
+  const auto node_id = item<std::uint32_t>(sp, S_JOB_NODEID, "node index");
+  const auto local_tasks = item<std::uint32_t>(sp, S_JOB_LOCAL_TASK_COUNT, "local task count");
+  const auto total_tasks = item<std::uint32_t>(sp, S_JOB_TOTAL_TASK_COUNT, "task count");
+  for (const auto* r : {&job, &step, &node_id, &local_tasks, &total_tasks})
+    if (!*r) return fail(r->error());
+  f.job_id = *job;
+  f.step_id = *step;
+  f.node_id = *node_id;
+  f.local_tasks = *local_tasks;
+  f.total_tasks = *total_tasks;
+
+  const bool batch = is_batch_step(f.step_id);
+  // The batch script sees the job's nodes; a step sees its own.
+  const char* list_var = batch ? "SLURM_JOB_NODELIST" : "SLURM_STEP_NODELIST";
+  const auto nodelist = job_getenv(sp, list_var);
+  if (!nodelist) return fail(std::string(list_var) + " is not set in the step's environment");
+  auto nodes = expand_hostlist(*nodelist);
+  if (!nodes) return fail(nodes.error());
+  f.nodes = std::move(nodes).value();
+  if (f.node_id >= f.nodes.size())
+    return fail("node index " + std::to_string(f.node_id) + " is outside the node list '" + *nodelist + "'");
+
+  f.partition = job_getenv(sp, "SLURM_JOB_PARTITION").value_or("");
+  if (!batch) {
+    const auto per_node = job_getenv(sp, "SLURM_STEP_TASKS_PER_NODE");
+    if (per_node) {
+      auto counts = parse_tasks_per_node(*per_node);
+      if (!counts) return fail(counts.error());
+      f.tasks_per_node = std::move(counts).value();
+    }
+    if (f.tasks_per_node.size() != f.nodes.size()) f.tasks_per_node.assign(f.nodes.size(), f.local_tasks);
+  }
+  f.step_gpus = split_commas(job_getenv(sp, batch ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS").value_or(""));
+  f.visible_gpus = split_commas(job_getenv(sp, "CUDA_VISIBLE_DEVICES").value_or(""));
+  f.local_rank_set = job_getenv(sp, "LOCAL_RANK").has_value();
+
+  int argc = 0;
+  char** argv = nullptr;
+  if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) == ESPANK_SUCCESS)
+    for (int i = 0; i < argc; ++i) f.argv.emplace_back(argv[i]);
+  return f;
+}
+
+}  // namespace ddp::spank

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The task shape: several Slurm tasks per node, each task one worker, no agent.
+# Ranks follow Slurm's tasks per node, also when nodes differ.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+addr0=$(node_addr "$CLUSTER_NAME-n0")
+
+run srun -N2 --ntasks-per-node=2 --ddp=cpu "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+expect_rc 0 "srun --ntasks-per-node=2 --ddp=cpu"
+expect_eq "$(grep -c 'sum=10 expected=10 OK$' <<<"$OUT")" "4" "4 task-workers all-reduced"
+for r in 0 1 2 3; do
+  expect_in "$OUT" "rank=$r local_rank=$((r % 2)) world=4 local_world=2 group_rank=$((r / 2)) master=$addr0:" "rank $r"
+done
+
+# Heterogeneous: 3 tasks on 2 nodes -> 2 + 1 workers, ranks contiguous per node.
+run srun -N2 -n3 --ddp=cpu "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+expect_rc 0 "srun -n3 -N2 --ddp=cpu"
+expect_eq "$(grep -c 'sum=6 expected=6 OK$' <<<"$OUT")" "3" "3 task-workers all-reduced"
+expect_in "$OUT" "rank=2 local_rank=0 world=3 local_world=1 group_rank=1" "rank 2 alone on node 1"
+expect_in "$OUT" "rank=1 local_rank=1 world=3 local_world=2 group_rank=0" "rank 1 second on node 0"
+
+# GPU task shape on fake GPUs: one GPU per task, cuda:LOCAL_RANK is its own.
+script='echo "rank=$RANK local=$LOCAL_RANK cvd=$CUDA_VISIBLE_DEVICES order=$CUDA_DEVICE_ORDER"'
+run srun -N2 --ntasks-per-node=2 --gpus-per-node=2 --ddp /bin/sh -c "$script"
+expect_rc 0 "GPU task shape"
+expect_eq "$(grep -c 'order=PCI_BUS_ID' <<<"$OUT")" "4" "4 GPU task-workers"
+expect_in "$OUT" "rank=3 local=1 cvd=0,1" "cuda:LOCAL_RANK indexes the step's GPUs"
+
+run srun -N1 --ntasks-per-node=3 --gpus-per-node=2 --ddp true
+expect_rc 1 "more task-workers than GPUs"
+expect_in "$ERR" "ddp: more workers than GPUs: 3 tasks on node $CLUSTER_NAME-n0 but only 2 GPU(s)" "too many tasks"
+expect_eq "$(grep -c 'more workers than GPUs' <<<"$ERR")" "1" "the error is reported once"
+pass "task shape: ranks per Slurm task, heterogeneous nodes, GPU checks"
