@@ -24,7 +24,17 @@ run() {
   set -e
   OUT=$(cat "$out") ERR=$(cat "$err")
   rm -f "$out" "$err"
-  if ((RC == 124)); then fail "timed out after 90 s: $*"; fi
+  if ((RC == 124)); then
+    show "$*"
+    diagnose
+    fail "timed out after 90 s: $*"
+  fi
+}
+
+# What the cluster looked like, for a test that timed out.
+diagnose() {
+  { echo "--- squeue:"; squeue -l; echo "--- sinfo:"; sinfo -N -l; echo "--- slurmctld.log (tail):"
+    tail -n 30 "$CLUSTER_DIR/log/slurmctld.log"; } >&2 2>/dev/null || true
 }
 
 show() { printf -- '--- command: %s\n--- rc: %s\n--- stdout:\n%s\n--- stderr:\n%s\n' "$1" "$RC" "$OUT" "$ERR" >&2; }
@@ -54,6 +64,10 @@ sbatch_wait() {
     state=$(scontrol show job "$id" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
     case $state in PENDING|RUNNING|CONFIGURING|COMPLETING|"") sleep 0.2 ;; *) break ;; esac
   done
-  ((SECONDS < deadline)) || fail "job $id did not end within 90 s"
+  if ((SECONDS >= deadline)); then
+    scontrol show job "$id" >&2 || true
+    diagnose
+    fail "job $id did not end within 90 s"
+  fi
   RC=$(scontrol show job "$id" | sed -n 's/.*ExitCode=\([0-9]*\):.*/\1/p')
 }

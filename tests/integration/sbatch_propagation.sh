@@ -20,4 +20,9 @@ expect_rc 0 "sbatch --ddp job"
 expect_eq "$(grep -c 'OK$' <<<"$OUT")" "4" "the srun step inherited --ddp=cpu --ddp-procs=2"
 expect_in "$OUT" $'--- no-ddp step\n0' "srun --no-ddp ran without the DDP environment"
 expect_in "$ERR" "ddp-agent: info: node 0" "#SBATCH --ddp-verbose (a flag: \"(null)\") reached the step"
-pass "sbatch options reach srun steps; --no-ddp opts out"
+
+# salloc passes its options to the steps of the command it runs the same way.
+run salloc -N2 --ddp=cpu --ddp-procs=2 srun "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+expect_rc 0 "salloc --ddp srun"
+expect_eq "$(grep -c 'sum=10 expected=10 OK$' <<<"$OUT")" "4" "salloc's --ddp options reached the srun step"
+pass "sbatch and salloc options reach srun steps; --no-ddp opts out"
