@@ -2,25 +2,32 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <optional>
 
+#include <spdlog/spdlog.h>
+
+#include "coordinator.hpp"
 #include "ddp/affinity.hpp"
 #include "ddp/netif.hpp"
+#include "ddp/rdzv_protocol.hpp"
 #include "ddp/worker_env.hpp"
+#include "event_loop.hpp"
+#include "rdzv_client.hpp"
 #include "worker_group.hpp"
 
 namespace ddp::agent {
 
 namespace {
-
-enum class State { Rendezvous, Start, Monitor, Stop, Restart, Done };
 
 // Signals the agent handles itself (through a signalfd) instead of dying:
 // terminating ones end the run, USR1/USR2 (preemption warnings from
@@ -33,6 +40,7 @@ class SignalFd {
   SignalFd() {
     sigemptyset(&handled_);
     sigaddset(&handled_, SIGCHLD);
+    sigaddset(&handled_, SIGPIPE);  // a closed pipe or socket is an error return, not death
     for (int s : kTerminating) sigaddset(&handled_, s);
     for (int s : kForwarded) sigaddset(&handled_, s);
     sigprocmask(SIG_BLOCK, &handled_, &previous_);
@@ -44,11 +52,8 @@ class SignalFd {
   }
   int fd() const { return fd_; }
   const sigset_t& previous_mask() const { return previous_; }
-
-  // Waits up to `timeout` for a signal; returns it, or 0.
-  int wait(std::chrono::milliseconds timeout) {
-    pollfd p{fd_, POLLIN, 0};
-    if (poll(&p, 1, int(timeout.count())) <= 0) return 0;
+  // The next pending signal, or 0.
+  int next() {
     signalfd_siginfo info{};
     if (read(fd_, &info, sizeof info) != sizeof info) return 0;
     return int(info.ssi_signo);
@@ -60,8 +65,8 @@ class SignalFd {
   int fd_ = -1;
 };
 
-bool contains(const int (&set)[4], int sig) {
-  for (int s : set)
+bool terminating(int sig) {
+  for (int s : kTerminating)
     if (s == sig) return true;
   return false;
 }
@@ -81,6 +86,303 @@ std::string host_name() {
   return buf;
 }
 
+enum class State { Rendezvous, Monitor, WaitOrders, Done };
+
+class Agent {
+ public:
+  explicit Agent(AgentConfig config)
+      : config_(std::move(config)), plan_(config_.plan), output_(config_.output), host_(host_name()) {}
+
+  int run();
+
+ private:
+  void on_signal();
+  void on_start(const StartOrder& order);
+  void on_stop(std::uint32_t attempt);
+  void on_done(int code, const std::string& cause);
+  void on_lost(const std::string& why);
+  void on_worker_exits();
+  void stop_workers();
+  void finish(int code);
+  Status start_workers();
+  void watch_output();
+  std::string error_file(std::uint32_t local) const;
+
+  AgentConfig config_;
+  NodePlan& plan_;
+  EventLoop loop_;
+  SignalFd signals_;
+  WorkerGroup group_;
+  OutputRouter output_;
+  std::optional<Coordinator> coordinator_;
+  std::optional<RdzvClient> client_;
+  std::string host_;
+  std::string ifname_;
+  std::string error_dir_;
+  State state_ = State::Rendezvous;
+  std::uint32_t attempt_ = 0;
+  bool failure_reported_ = false;
+  bool lost_ = false;
+  int exit_code_ = 0;
+  int stop_signal_ = 0;
+};
+
+std::string Agent::error_file(std::uint32_t local) const {
+  return error_dir_ + "/attempt_" + std::to_string(attempt_) + "/rank_" + std::to_string(plan_.rank_base + local) +
+         "/error.json";
+}
+
+Status Agent::start_workers() {
+  const Environment base = Environment::from_envp(environ);
+  std::vector<WorkerGroup::Launch> launches(plan_.nproc);
+  output_.reset();
+  for (std::uint32_t local = 0; local < plan_.nproc; ++local) {
+    auto& launch = launches[local];
+    launch.env = worker_environment(base, plan_, {local, attempt_}, ifname_);
+    launch.env.unset("SLURM_DDP_SECRET");  // the agents', not the workers'
+    // torch's @record writes a worker's exception here; the root cause points at it.
+    const auto file = error_file(local);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+    launch.env.set("TORCHELASTIC_ERROR_FILE", file);
+    if (local < plan_.placements.size()) {
+      const auto& place = plan_.placements[local];
+      if (config_.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);
+      if (!place.cpus.empty()) {
+        if (auto mask = cpu_mask(place.cpus)) launch.cpus = *mask;
+        else spdlog::warn("worker {} left unbound: {}", local, mask.error());
+      }
+    }
+    auto ends = output_.add_worker(local, plan_.rank_base + local);
+    if (!ends) return fail(ends.error());
+    launch.stdout_fd = ends->out;
+    launch.stderr_fd = ends->err;
+  }
+  if (const auto warning = output_.take_warning()) spdlog::warn("{}", *warning);
+  if (plan_.verbose)
+    spdlog::info("node {} ({}): attempt {}: starting {} worker(s), ranks {}..{} of {}, MASTER_ADDR={} MASTER_PORT={}{}",
+                 plan_.node_rank, host_, attempt_, plan_.nproc, plan_.rank_base, plan_.rank_base + plan_.nproc - 1,
+                 plan_.world_size, plan_.master_addr, plan_.master_port,
+                 ifname_.empty() ? "" : ", interface " + ifname_);
+  auto started = group_.start(config_.command, launches, signals_.previous_mask(),
+                              [this](std::uint32_t local) { output_.close_child_ends(local); });
+  watch_output();
+  return started;
+}
+
+void Agent::watch_output() {
+  for (const int fd : output_.read_fds()) {
+    auto added = loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) {
+      if (!output_.on_readable(fd)) loop_.remove(fd);
+    });
+    if (!added) spdlog::warn("worker output will be lost: {}", added.error());
+  }
+}
+
+void Agent::stop_workers() {
+  for (const int fd : output_.read_fds()) loop_.remove(fd);
+  group_.stop(config_.grace);
+  output_.drain();
+}
+
+void Agent::on_start(const StartOrder& order) {
+  if (state_ != State::Rendezvous && state_ != State::WaitOrders) return;
+  const auto layout = rank_layout(order.workers_per_node, plan_.node_rank);
+  if (!layout || order.workers_per_node[plan_.node_rank] != plan_.nproc) {
+    spdlog::error("the rendezvous sent a layout that does not fit this node");
+    return finish(1);
+  }
+  attempt_ = order.attempt;
+  plan_.rank_base = layout->rank_base;
+  plan_.world_size = layout->world_size;
+  plan_.master_addr = order.master_addr;
+  plan_.master_port = order.master_port;
+  failure_reported_ = false;
+  if (auto ok = start_workers(); !ok) {
+    spdlog::error("node {} ({}): {}", plan_.node_rank, host_, ok.error());
+    // Tell the others; this node's "worker" failed to start.
+    client_->report_failure({attempt_, plan_.rank_base, 0, 1, "could not be started: " + ok.error(),
+                             local_time(std::chrono::system_clock::now()), "", ""});
+    stop_workers();
+    client_->report_stopped(attempt_);
+    state_ = State::WaitOrders;
+    return;
+  }
+  state_ = State::Monitor;
+}
+
+void Agent::on_worker_exits() {
+  for (const auto& exit : group_.reap()) {
+    if (!exit.failed() || state_ != State::Monitor || failure_reported_) continue;
+    // The first failure on this node: report it, then stop our other workers
+    // at once rather than waiting for the coordinator's STOP.
+    failure_reported_ = true;
+    output_.drain();
+    std::string tail;
+    for (const auto& line : output_.stderr_tail(exit.local_rank)) tail += line + "\n";
+    // The report is one protocol line (16 KiB at most): the end of the tail matters.
+    constexpr std::size_t kMaxTail = 4096;
+    if (tail.size() > kMaxTail) tail = "..." + tail.substr(tail.size() - kMaxTail);
+    const auto file = error_file(exit.local_rank);
+    client_->report_failure({attempt_, plan_.rank_base + exit.local_rank, exit.local_rank, exit.status_code(),
+                             exit.describe(), local_time(exit.when), tail,
+                             std::filesystem::exists(file) ? file : ""});
+    exit_code_ = exit.status_code();
+    stop_workers();
+    client_->report_stopped(attempt_);
+    state_ = State::WaitOrders;
+    return;
+  }
+  if (state_ == State::Monitor && group_.running() == 0) {
+    output_.drain();
+    client_->report_finished(attempt_);
+    state_ = State::WaitOrders;  // DONE (or BYE) follows at once
+  }
+}
+
+void Agent::on_stop(std::uint32_t attempt) {
+  if (state_ != State::Monitor || attempt != attempt_) return;
+  stop_workers();
+  client_->report_stopped(attempt_);
+  state_ = State::WaitOrders;
+}
+
+void Agent::on_done(int code, const std::string& cause) {
+  if (group_.running() > 0) stop_workers();
+  // One root cause for the whole job: node 0's agent prints it.
+  if (!cause.empty() && coordinator_) spdlog::error("root cause: {}", cause);
+  if (!cause.empty() && !coordinator_ && plan_.verbose) spdlog::info("stopping: {}", cause);
+  finish(code);
+}
+
+void Agent::on_lost(const std::string& why) {
+  lost_ = true;
+  if (group_.running() > 0) stop_workers();
+  spdlog::error("{}", why);
+  finish(exit_code_ ? exit_code_ : 1);
+}
+
+void Agent::finish(int code) {
+  exit_code_ = code;
+  state_ = State::Done;
+}
+
+void Agent::on_signal() {
+  while (const int sig = signals_.next()) {
+    if (sig == SIGCHLD) {
+      on_worker_exits();
+    } else if (sig == SIGPIPE) {
+      continue;
+    } else {
+      group_.signal_all(sig);
+      if (terminating(sig) && state_ != State::Done) {
+        if (plan_.verbose) spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
+        stop_signal_ = sig;
+        stop_workers();
+        finish(128 + sig);
+      }
+    }
+  }
+}
+
+int Agent::run() {
+  if (auto ok = rdzv::check_secret(config_.secret); !ok) {
+    spdlog::error("no usable rendezvous secret: {}", ok.error());
+    return 2;
+  }
+  if (!loop_.ok() || signals_.fd() < 0) {
+    spdlog::error("cannot set up epoll/signalfd: {}", std::strerror(errno));
+    return 1;
+  }
+  if (auto ok = loop_.add(signals_.fd(), EPOLLIN, [this](std::uint32_t) { on_signal(); }); !ok) {
+    spdlog::error("{}", ok.error());
+    return 1;
+  }
+  if (const auto route = route_to(plan_.master_addr); route) {
+    ifname_ = route->interface;
+  } else {
+    spdlog::warn("cannot tell which interface reaches MASTER_ADDR={}: {}; Gloo/NCCL will pick one themselves",
+                 plan_.master_addr, route.error());
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  error_dir_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddp-agent-" + std::to_string(getuid()) + "-" +
+               std::to_string(getpid());
+
+  if (plan_.node_rank == 0) {
+    CoordinatorConfig cc;
+    cc.run_id = plan_.run_id;
+    cc.secret = config_.secret;
+    cc.nnodes = plan_.nnodes;
+    cc.max_restarts = plan_.max_restarts;
+    cc.master_addr = plan_.master_addr;
+    if (config_.standalone) {
+      const auto addr = plan_.master_addr;
+      const auto first = plan_.master_port;
+      const bool fixed = plan_.master_port_fixed;
+      cc.master_port = [addr, first, fixed](std::uint32_t attempt) {
+        return attempt == 0 || fixed ? first : free_port(addr);
+      };
+    } else {
+      const NodePlan plan = plan_;
+      cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
+    }
+    cc.rdzv_timeout = std::chrono::milliseconds(plan_.rdzv_timeout_ms);
+    cc.heartbeat_timeout = std::chrono::milliseconds(plan_.heartbeat_timeout_ms);
+    coordinator_.emplace(loop_, std::move(cc));
+    if (auto ok = coordinator_->listen(config_.standalone ? 0 : plan_.rdzv_port); !ok) {
+      spdlog::error("node 0 ({}): {}", host_, ok.error());
+      return 1;
+    }
+    if (plan_.verbose)
+      spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}", host_, plan_.nnodes, coordinator_->port());
+  }
+
+  ClientConfig cfg;
+  cfg.run_id = plan_.run_id;
+  cfg.secret = config_.secret;
+  cfg.node_rank = plan_.node_rank;
+  cfg.nproc = plan_.nproc;
+  cfg.host = host_;
+  cfg.coordinator_addr = config_.standalone ? "127.0.0.1" : plan_.master_addr;
+  cfg.coordinator_port = coordinator_ ? coordinator_->port() : plan_.rdzv_port;
+  cfg.rdzv_timeout = std::chrono::milliseconds(plan_.rdzv_timeout_ms);
+  cfg.heartbeat_timeout = std::chrono::milliseconds(plan_.heartbeat_timeout_ms);
+  client_.emplace(loop_, std::move(cfg),
+                  RdzvClient::Events{[this](const StartOrder& o) { on_start(o); },
+                                     [this](std::uint32_t a) { on_stop(a); },
+                                     [this](int code, const std::string& cause) { on_done(code, cause); },
+                                     [this](const std::string& why) { on_lost(why); }});
+  client_->begin();
+
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> linger_until;
+  for (;;) {
+    if (auto ok = loop_.run_once(std::chrono::milliseconds(100)); !ok) {
+      spdlog::error("{}", ok.error());
+      stop_workers();
+      return 1;
+    }
+    if (coordinator_) coordinator_->tick();
+    client_->tick();
+    if (state_ != State::Done) continue;
+    if (!coordinator_ || stop_signal_ || lost_) break;
+    // Node 0 hosts the coordinator until the verdict, then stays until every
+    // other agent has read it and hung up (a second at most), so closing its
+    // sockets cannot cut a message short.
+    if (!coordinator_->verdict()) continue;
+    exit_code_ = coordinator_->verdict()->exit_code;
+    if (coordinator_->open_peers() <= 1) break;
+    if (!linger_until) linger_until = Clock::now() + std::chrono::milliseconds(1000);
+    if (Clock::now() >= *linger_until) break;
+  }
+  if (group_.running() > 0) stop_workers();
+  if (exit_code_ == 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(error_dir_, ec);
+  }
+  return exit_code_;
+}
+
 }  // namespace
 
 std::uint16_t free_port(const std::string& address) {
@@ -98,104 +400,6 @@ std::uint16_t free_port(const std::string& address) {
   return port;
 }
 
-int run_agent(AgentConfig config) {
-  NodePlan& plan = config.plan;
-  SignalFd signals;
-  if (signals.fd() < 0) {
-    spdlog::error("cannot create a signalfd: {}", std::strerror(errno));
-    return 1;
-  }
-  const Environment base = Environment::from_envp(environ);
-  const std::string node = std::to_string(plan.node_rank) + " (" + host_name() + ")";
-
-  std::string ifname;
-  if (const auto route = route_to(plan.master_addr); route) {
-    ifname = route->interface;
-  } else {
-    spdlog::warn("cannot tell which interface reaches MASTER_ADDR={}: {}; Gloo/NCCL will pick one themselves",
-                 plan.master_addr, route.error());
-  }
-
-  State state = State::Rendezvous;
-  std::uint32_t attempt = 0;
-  std::optional<WorkerExit> failure;
-  int stop_signal = 0;
-  WorkerGroup group;
-
-  while (state != State::Done) {
-    switch (state) {
-      case State::Rendezvous:
-        // Ranks and MASTER_* come from the plan; nothing to exchange yet.
-        state = State::Start;
-        break;
-
-      case State::Start: {
-        std::vector<Environment> envs;
-        for (std::uint32_t local = 0; local < plan.nproc; ++local)
-          envs.push_back(worker_environment(base, plan, {local, attempt}, ifname));
-        std::vector<std::optional<cpu_set_t>> masks(plan.nproc);
-        for (std::size_t i = 0; i < plan.placements.size() && i < masks.size(); ++i) {
-          if (plan.placements[i].cpus.empty()) continue;
-          auto mask = cpu_mask(plan.placements[i].cpus);
-          if (mask) masks[i] = *mask;
-          else spdlog::warn("node {}: worker {} left unbound: {}", node, i, mask.error());
-        }
-        if (plan.verbose)
-          spdlog::info("node {}: starting {} worker(s), ranks {}..{} of {}, MASTER_ADDR={} MASTER_PORT={}{}", node,
-                       plan.nproc, plan.rank_base, plan.rank_base + plan.nproc - 1, plan.world_size, plan.master_addr,
-                       plan.master_port, ifname.empty() ? "" : ", interface " + ifname);
-        if (auto started = group.start(config.command, envs, masks, signals.previous_mask()); !started) {
-          spdlog::error("node {}: {}", node, started.error());
-          return 1;
-        }
-        state = State::Monitor;
-        break;
-      }
-
-      case State::Monitor: {
-        const int sig = signals.wait(std::chrono::milliseconds(1000));
-        if (sig != 0 && sig != SIGCHLD) {
-          group.signal_all(sig);
-          if (contains(kTerminating, sig)) {
-            spdlog::warn("node {}: received {}, stopping the workers", node, signal_name(sig));
-            stop_signal = sig;
-            state = State::Stop;
-            break;
-          }
-        }
-        for (const auto& exit : group.reap())
-          if (exit.failed() && !failure) {
-            failure = exit;
-            state = State::Stop;
-          }
-        if (state == State::Monitor && group.running() == 0) state = State::Done;
-        break;
-      }
-
-      case State::Stop:
-        group.stop(config.grace);
-        if (failure) {
-          const auto rank = plan.rank_base + failure->local_rank;
-          spdlog::error("root cause: worker rank {} (local rank {}) on node {} {} at {}", rank, failure->local_rank,
-                        node, failure->describe(), local_time(failure->when));
-        }
-        state = (failure && !stop_signal && attempt < plan.max_restarts) ? State::Restart : State::Done;
-        break;
-
-      case State::Restart:
-        ++attempt;
-        if (config.standalone) plan.master_port = free_port(plan.master_addr);
-        spdlog::warn("node {}: restarting all workers, attempt {} of {}", node, attempt, plan.max_restarts);
-        failure.reset();
-        state = State::Start;
-        break;
-
-      case State::Done:
-        break;
-    }
-  }
-  if (stop_signal) return 128 + stop_signal;
-  return failure ? failure->status_code() : 0;
-}
+int run_agent(AgentConfig config) { return Agent(std::move(config)).run(); }
 
 }  // namespace ddp::agent

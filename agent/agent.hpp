@@ -1,13 +1,20 @@
-// The node agent's state machine, in the spirit of torchrun's elastic agent:
+// The node agent's state machine, in the spirit of torchrun's elastic agent,
+// but job-wide: every node's agent follows the orders of one coordinator
+// (coordinator.hpp, on node 0), so all nodes start, stop and restart together.
 //
-//   Rendezvous -> Start -> Monitor -> Stop -> (Restart -> Start ...) -> Done
+//   Rendezvous -> Monitor -> WaitOrders -> (Monitor ...) -> Done
 //
-// Rendezvous: agree on ranks and MASTER_*; in this release the plan fixes them
-//   (the plugin's plan under Slurm, the command line standalone).
-// Start:   one process per local worker, with torchrun's environment contract.
-// Monitor: wait for workers to end and for signals; forward signals.
-// Stop:    on a failure or a terminating signal: SIGTERM, grace, SIGKILL.
-// Restart: a new attempt on a fresh MASTER_PORT, while restarts remain.
+// Rendezvous: connect to the coordinator, prove the step's secret, JOIN with
+//             this node's worker count; START brings ranks and MASTER_*.
+// Monitor:    workers run; their output is routed (rank prefixes, log files,
+//             the stderr tail); signals are forwarded. The first failure here
+//             is reported (FAIL) and the node's workers are stopped at once;
+//             STOP from the coordinator (a failure elsewhere, a lost node)
+//             stops them too.
+// WaitOrders: stopped; the coordinator answers with START (a new attempt on a
+//             fresh MASTER_PORT) or DONE (the verdict and the one root cause).
+// Done:       exit with the verdict's code. All workers exiting 0 ends the run
+//             at once (FINISHED), with no exit barrier holding the allocation.
 #pragma once
 
 #include <chrono>
@@ -15,6 +22,7 @@
 #include <vector>
 
 #include "ddp/plan.hpp"
+#include "output.hpp"
 
 namespace ddp::agent {
 
@@ -22,12 +30,15 @@ struct AgentConfig {
   NodePlan plan;
   std::vector<std::string> command;  // the worker command line
   std::chrono::milliseconds grace{5000};
-  bool standalone = false;  // pick MASTER_PORT ourselves on each attempt
+  bool standalone = false;  // one machine: coordinator on loopback, MASTER_PORT chosen free per attempt
+  std::string secret;       // the step's rendezvous secret (standalone: made up here)
+  OutputOptions output;
+  bool one_gpu_per_worker = false;  // CUDA_VISIBLE_DEVICES = the worker's own GPU only
 };
 
-// Runs the workers to the end; returns the agent's exit code: 0, or the first
-// failed worker's code (128 + signal when killed), or 128 + the signal that
-// stopped the agent.
+// Runs the workers to the end; returns the agent's exit code: 0, the failed
+// worker's code (128 + signal when killed), 1 for a lost node or a failed
+// rendezvous, or 128 + the signal that stopped the agent.
 int run_agent(AgentConfig config);
 
 // A TCP port free on `address` right now (standalone mode, like torchrun

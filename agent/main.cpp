@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent.hpp"
+#include "ddp/rdzv_protocol.hpp"
 #include "ddp/version.hpp"
 
 using namespace ddp;
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
   double grace_s = 5.0;
   bool from_env = false;
   bool verbose = false;
+  double rdzv_timeout_s = 0, heartbeat_timeout_s = 0;
+  bool no_prefix = false, one_gpu = false;
+  std::string output_ranks, log_dir;
   std::vector<std::string> command;
 
   auto* nproc_opt = app.add_option("--nproc", nproc, "Workers to start on this machine (standalone)")
@@ -46,6 +50,20 @@ int main(int argc, char** argv) {
   auto* env_opt = app.add_flag("--plan-from-env", from_env,
                                "Take the plan from DDP_PLAN_* variables (set by the spank_ddp Slurm plugin)");
   app.add_flag("-v,--verbose", verbose, "Print the plan and every worker start");
+  auto* rdzv_opt = app.add_option("--rdzv-timeout", rdzv_timeout_s, "Seconds for every node's agent to arrive (60)")
+                       ->check(CLI::Range(1.0, 3600.0));
+  auto* hb_opt = app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
+                                "Seconds of silence after which a node is declared lost (5)")
+                     ->check(CLI::Range(1.0, 3600.0));
+  app.add_flag("--no-prefix", no_prefix, "Do not prefix worker output lines with [rank R]")
+      ->envname("DDP_NO_PREFIX");
+  app.add_option("--output-ranks", output_ranks, "Only these ranks' output reaches the terminal, e.g. 0,4-7")
+      ->envname("DDP_OUTPUT_RANKS");
+  app.add_option("--log-dir", log_dir, "Also write each rank's output to DIR/rank-R.out and .err")
+      ->envname("DDP_LOG_DIR");
+  app.add_flag("--one-gpu-per-worker", one_gpu,
+               "Each worker sees only its own GPU (CUDA_VISIBLE_DEVICES; the script must then use cuda:0)")
+      ->envname("DDP_ONE_GPU_PER_WORKER");
   app.add_option("command", command, "The worker command line, after --")->required();
   nproc_opt->excludes(env_opt);
   app.footer("Example: ddp-agent --nproc 2 -- /usr/bin/python3 train.py");
@@ -54,6 +72,17 @@ int main(int argc, char** argv) {
   agent::AgentConfig config;
   config.command = command;
   config.grace = std::chrono::milliseconds(std::int64_t(grace_s * 1000));
+  config.output.prefix = !no_prefix;
+  config.output.log_dir = log_dir;
+  config.one_gpu_per_worker = one_gpu;
+  if (!output_ranks.empty()) {
+    auto ranks = agent::parse_rank_list(output_ranks);
+    if (!ranks) {
+      spdlog::error("--output-ranks: {}", ranks.error());
+      return 2;
+    }
+    config.output.ranks = std::move(ranks).value();
+  }
 
   if (from_env) {
     auto plan = read_plan(Environment::from_envp(environ));
@@ -65,11 +94,17 @@ int main(int argc, char** argv) {
     config.plan.verbose = config.plan.verbose || verbose;
     // The site's StopGrace unless the command line says otherwise.
     if (grace_opt->count() == 0) config.grace = std::chrono::milliseconds(config.plan.stop_grace_ms);
-    if (config.plan.max_restarts > 0 && config.plan.nnodes > 1) {
+    // The step's rendezvous secret, made by srun (spank_ddp's local context).
+    const char* secret = std::getenv("SLURM_DDP_SECRET");
+    if (secret && rdzv::check_secret(secret)) {
+      config.secret = secret;
+    } else if (config.plan.nnodes == 1) {
+      config.secret = rdzv::random_hex(32);  // nobody else to meet
+    } else {
       spdlog::error(
-          "--ddp-restarts across {} nodes needs all agents to restart together, which this release "
-          "cannot do yet; run without --ddp-restarts",
-          config.plan.nnodes);
+          "SLURM_DDP_SECRET is {} in the step's environment, so the nodes cannot authenticate each other: srun "
+          "must load spank_ddp.so too (the same plugstack.conf on login and compute nodes)",
+          secret ? "malformed" : "missing");
       return 2;
     }
   } else {
@@ -89,7 +124,13 @@ int main(int argc, char** argv) {
     }
     plan.max_restarts = max_restarts;
     plan.verbose = verbose;
-    config.standalone = master_port == 0;
+    config.standalone = true;
+    config.secret = rdzv::random_hex(32);
+    if (master_port) {  // a fixed MASTER_PORT for every attempt
+      plan.master_port_fixed = true;
+    }
   }
+  if (rdzv_opt->count()) config.plan.rdzv_timeout_ms = std::uint32_t(rdzv_timeout_s * 1000);
+  if (hb_opt->count()) config.plan.heartbeat_timeout_ms = std::uint32_t(heartbeat_timeout_s * 1000);
   return agent::run_agent(std::move(config));
 }

@@ -25,8 +25,8 @@ WorkerGroup::~WorkerGroup() {
   if (running() > 0) stop(std::chrono::milliseconds(0));
 }
 
-Status WorkerGroup::start(const std::vector<std::string>& command, const std::vector<Environment>& environments,
-                          const std::vector<std::optional<cpu_set_t>>& cpu_masks, const sigset_t& child_sigmask) {
+Status WorkerGroup::start(const std::vector<std::string>& command, const std::vector<Launch>& launches,
+                          const sigset_t& child_sigmask, const std::function<void(std::uint32_t)>& after_fork) {
   std::vector<char*> argv;
   for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
@@ -34,8 +34,9 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
   stop(std::chrono::milliseconds(0));  // a previous attempt's workers, if any
   workers_.clear();
 
-  for (std::uint32_t local_rank = 0; local_rank < environments.size(); ++local_rank) {
-    Environment::Block block(environments[local_rank]);  // built before fork: no allocation in the child
+  for (std::uint32_t local_rank = 0; local_rank < launches.size(); ++local_rank) {
+    const Launch& launch = launches[local_rank];
+    Environment::Block block(launch.env);  // built before fork: no allocation in the child
     const std::string pin_failed = "ddp-agent: warning: worker " + std::to_string(local_rank) +
                                    " cannot be pinned to its planned CPUs (not allowed here?); it runs unbound\n";
     const pid_t pid = ::fork();
@@ -56,8 +57,9 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
       ::sigprocmask(SIG_SETMASK, &child_sigmask, nullptr);
       // The agent itself may be pinned to one CPU (Slurm 22.05 implies --exact
       // with --cpus-per-task); each worker gets its own planned CPUs instead.
-      if (local_rank < cpu_masks.size() && cpu_masks[local_rank] &&
-          ::sched_setaffinity(0, sizeof(cpu_set_t), &*cpu_masks[local_rank]) != 0) {
+      if (launch.stdout_fd >= 0) ::dup2(launch.stdout_fd, 1);
+      if (launch.stderr_fd >= 0) ::dup2(launch.stderr_fd, 2);
+      if (launch.cpus && ::sched_setaffinity(0, sizeof(cpu_set_t), &*launch.cpus) != 0) {
         [[maybe_unused]] auto r = ::write(2, pin_failed.data(), pin_failed.size());
       }
       // PATH lookup with the job's PATH (the agent's own environment).
@@ -74,6 +76,7 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
     }
     ::setpgid(pid, pid);  // also from the parent: no race with signal_all()
     workers_.push_back({pid, local_rank, true});
+    if (after_fork) after_fork(local_rank);
   }
   return Ok{};
 }

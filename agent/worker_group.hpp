@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,11 +37,19 @@ class WorkerGroup {
   WorkerGroup& operator=(const WorkerGroup&) = delete;
   ~WorkerGroup();  // kills whatever still runs: never leave workers behind
 
-  // Starts one process per environment, all running `command`, worker i
-  // pinned to cpu_masks[i] when there is one. On failure the workers already
-  // started are killed.
-  Status start(const std::vector<std::string>& command, const std::vector<Environment>& environments,
-               const std::vector<std::optional<cpu_set_t>>& cpu_masks, const sigset_t& child_sigmask);
+  // How worker i starts: its environment, its CPUs (pinned when set), and the
+  // pipe ends that become its stdout and stderr (-1: inherit the agent's).
+  struct Launch {
+    Environment env;
+    std::optional<cpu_set_t> cpus;
+    int stdout_fd = -1;
+    int stderr_fd = -1;
+  };
+  // Starts one process per launch, all running `command`. On failure the
+  // workers already started are killed. `after_fork(i)` runs in the agent once
+  // worker i is forked (to close its pipe ends there).
+  Status start(const std::vector<std::string>& command, const std::vector<Launch>& launches,
+               const sigset_t& child_sigmask, const std::function<void(std::uint32_t)>& after_fork);
 
   // Reaps every worker that has ended, without blocking; returns their exits in
   // the order they were reaped.

@@ -17,6 +17,8 @@ packages=(
   # libraries the plugin, agent and trainer use
   libhwloc-dev hwloc libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
   libopenblas-dev zlib1g-dev
+  # libcrypto (HMAC-SHA256) for the rendezvous authentication
+  libssl-dev
   # unit tests, shell lint
   check shellcheck
   # the integration tests' tools (nm/readelf, strings)

@@ -27,13 +27,22 @@ int local_task(spank_t sp) {
 // MASTER_PORT must be free on node 0, where worker rank 0 will listen on it; a
 // port already taken would otherwise surface as an EADDRINUSE deep inside
 // PyTorch. (Racy by nature: this catches the common case, not a bind race.)
-Status check_master_port(const NodePlan& plan) {
+// In the agent shape node 0's agent checks MASTER_PORT itself (its coordinator
+// can then stop every node at once); here only what must be free before it runs.
+Status check_ports(const NodePlan& plan, bool agent_shape) {
   if (plan.node_rank != 0) return Ok{};
-  const auto free = tcp_port_free(plan.master_addr, plan.master_port);
-  if (!free) return Ok{};  // cannot tell: let the workers try
-  if (*free) return Ok{};
-  return fail("MASTER_PORT " + std::to_string(plan.master_port) + " is already in use on " + plan.master_addr +
-              " (another job on this node?); choose a free port with --ddp-port=PORT");
+  if (!agent_shape) {
+    const auto free = tcp_port_free(plan.master_addr, plan.master_port);
+    if (free && !*free)  // (when it cannot tell, the workers will)
+      return fail("MASTER_PORT " + std::to_string(plan.master_port) + " is already in use on " + plan.master_addr +
+                  " (another job on this node?); choose a free port with --ddp-port=PORT");
+    return Ok{};
+  }
+  const auto rdzv = tcp_port_free(plan.master_addr, plan.rdzv_port);
+  if (rdzv && !*rdzv)
+    return fail("the rendezvous port " + std::to_string(plan.rdzv_port) + " (derived from PortRange) is already in "
+                "use on " + plan.master_addr + " (another job on this node?); ask the admin to widen PortRange");
+  return Ok{};
 }
 
 void say_plan(const NodePlan& plan) {
@@ -41,7 +50,8 @@ void say_plan(const NodePlan& plan) {
   if (plan.node_rank == 0)
     say("step " + plan.run_id + ": " + std::to_string(plan.nnodes) + " node(s), " + std::to_string(plan.world_size) +
         " " + std::string(to_string(plan.mode)) + " worker(s), MASTER_ADDR=" + plan.master_addr +
-        " MASTER_PORT=" + std::to_string(plan.master_port));
+        " MASTER_PORT=" + std::to_string(plan.master_port) +
+        (plan.nnodes > 1 ? ", rendezvous port " + std::to_string(plan.rdzv_port) : std::string()));
   for (std::uint32_t i = 0; i < plan.nproc; ++i) {
     std::string line = "node " + std::to_string(plan.node_rank) + " worker " + std::to_string(i) + " (rank " +
                        std::to_string(plan.rank_base + i) + ")";
@@ -141,7 +151,7 @@ Status export_batch_env(spank_t sp, const NodePlan& plan) {
 Status become_worker(spank_t sp, const NodePlan& plan) {
   const int local = local_task(sp);
   if (local == 0) {
-    if (auto ok = check_master_port(plan); !ok) return ok;
+    if (auto ok = check_ports(plan, false); !ok) return ok;
     say_plan(plan);
   }
   char** envp = nullptr;
@@ -165,7 +175,7 @@ Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& pla
   if (::access(agent_path.c_str(), X_OK) != 0)
     return fail("cannot execute the agent " + agent_path + ": " + std::strerror(errno) +
                 "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
-  if (auto ok = check_master_port(plan); !ok) return ok;
+  if (auto ok = check_ports(plan, true); !ok) return ok;
   say_plan(plan);
 
   Environment plan_env;

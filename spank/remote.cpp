@@ -94,7 +94,16 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.rank_base = layout->rank_base;
   plan.world_size = layout->world_size;
   plan.master_addr = *master;
+  plan.job_id = facts.job_id;
+  plan.step_id = facts.step_id;
+  plan.port_range = st.settings.port_range;
   plan.master_port = st.request.port.value_or(derive_port(st.settings.port_range, facts.job_id, facts.step_id, 0));
+  plan.master_port_fixed = st.request.port.has_value();
+  plan.rdzv_port = derive_rdzv_port(st.settings.port_range, facts.job_id, facts.step_id);
+  if (plan.rdzv_port == plan.master_port)  // --ddp-port chose the rendezvous slot's port
+    plan.rdzv_port = derive_port(st.settings.port_range, facts.job_id, facts.step_id, 62);
+  plan.rdzv_timeout_ms = std::uint32_t(st.settings.rdzv_timeout.count());
+  plan.heartbeat_timeout_ms = std::uint32_t(st.settings.heartbeat_timeout.count());
   plan.max_restarts = st.request.restarts;
   plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.count());
   plan.verbose = st.request.verbose;
@@ -107,6 +116,11 @@ Status plan_step(State& st, const StepFacts& facts) {
 // Reports a deferred error once: from node 0 for errors that are the same on
 // every node, from each affected node for node-specific ones; always from the
 // node's first task only.
+//
+// The step is not killed from here (slurm_kill_job_step): srun then aborts the
+// launch before slurmstepd has forwarded this message, and the user sees only
+// "Killed". When an error hits some nodes only, the agents of the others end
+// at their rendezvous timeout with a message naming the missing node.
 void report(spank_t sp, const DeferredError& e) {
   int local_task = 0;
   spank_get_item(sp, S_TASK_ID, &local_task);

@@ -1,5 +1,7 @@
 #include "ddp/plan.hpp"
 
+#include "ddp/binding.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -50,6 +52,13 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("VERBOSE"), plan.verbose ? "1" : "0");
   env.set(key("STOP_GRACE_MS"), std::to_string(plan.stop_grace_ms));
   env.set(key("EXPORT_IB_HCA"), plan.export_ib_hca ? "1" : "0");
+  env.set(key("MASTER_PORT_FIXED"), plan.master_port_fixed ? "1" : "0");
+  env.set(key("JOB_ID"), std::to_string(plan.job_id));
+  env.set(key("STEP_ID"), std::to_string(plan.step_id));
+  env.set(key("PORT_RANGE"), std::to_string(plan.port_range.first) + "-" + std::to_string(plan.port_range.last));
+  env.set(key("RDZV_PORT"), std::to_string(plan.rdzv_port));
+  env.set(key("RDZV_TIMEOUT_MS"), std::to_string(plan.rdzv_timeout_ms));
+  env.set(key("HEARTBEAT_TIMEOUT_MS"), std::to_string(plan.heartbeat_timeout_ms));
   env.unset_prefix(key("WORKER_"));
   for (std::size_t i = 0; i < plan.placements.size(); ++i) {
     const auto& p = plan.placements[i];
@@ -86,6 +95,10 @@ Result<NodePlan> read_plan(const Environment& env) {
       {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc}, {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
       {"WORLD_SIZE", 1, 1u << 30, &plan.world_size}, {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
       {"STOP_GRACE_MS", 0, 3600 * 1000, &plan.stop_grace_ms},
+      {"JOB_ID", 0, 0xffffffffu, &plan.job_id},
+      {"STEP_ID", 0, 0xffffffffu, &plan.step_id},
+      {"RDZV_TIMEOUT_MS", 1000, 3600 * 1000, &plan.rdzv_timeout_ms},
+      {"HEARTBEAT_TIMEOUT_MS", 1000, 3600 * 1000, &plan.heartbeat_timeout_ms},
   };
   for (const auto& f : fields) {
     const auto n = number(env, f.name, f.min, f.max);
@@ -95,6 +108,13 @@ Result<NodePlan> read_plan(const Environment& env) {
   const auto port = number(env, "MASTER_PORT", 1, 65535);
   if (!port) return fail(port.error());
   plan.master_port = std::uint16_t(*port);
+  const auto rdzv = number(env, "RDZV_PORT", 0, 65535);
+  if (!rdzv) return fail(rdzv.error());
+  plan.rdzv_port = std::uint16_t(*rdzv);
+  const auto range = parse_port_range(env.get(key("PORT_RANGE")).value_or(""), key("PORT_RANGE"));
+  if (!range) return fail(range.error());
+  plan.port_range = *range;
+  plan.master_port_fixed = env.get(key("MASTER_PORT_FIXED")).value_or("0") == "1";
   plan.master_addr = env.get(key("MASTER_ADDR")).value_or("");
   if (plan.master_addr.empty()) return fail(key("MASTER_ADDR") + " is empty");
   plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";
@@ -105,6 +125,9 @@ Result<NodePlan> read_plan(const Environment& env) {
     plan.placements.push_back({env.get(base + "GPU").value_or(""), env.get(base + "BUS_ID").value_or(""),
                                env.get(base + "CPUS").value_or(""), env.get(base + "NIC").value_or("")});
   }
+  for (const auto& p : plan.placements)
+    if (!p.cpus.empty() && !parse_cpu_list(p.cpus))
+      return fail("the plan's CPU list '" + p.cpus + "' is malformed");
   if (!plan.placements.empty() && plan.placements.size() != plan.nproc)
     return fail("the plan places " + std::to_string(plan.placements.size()) + " of " + std::to_string(plan.nproc) +
                 " workers");
@@ -115,7 +138,8 @@ Result<NodePlan> read_plan(const Environment& env) {
   return plan;
 }
 
-std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id, std::uint32_t attempt) {
+namespace {
+std::uint16_t port_in_slot(PortRange range, std::uint32_t job_id, std::uint32_t step_id, std::uint32_t k) {
   // Spread jobs over the range with a multiplicative hash of the job id, then
   // walk forward from there one slot per (step, attempt). 64 attempts per step
   // leave room for --ddp-restarts without a step's ports meeting the next step's.
@@ -124,8 +148,22 @@ std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t s
   const std::uint32_t span = range.size();
   const std::uint64_t job_offset = (std::uint64_t(job_id) * 2654435761u) % span;
   const std::uint64_t step_slot = step_id >= 0xfffffff0u ? 0 : std::uint64_t(step_id) + 1;
-  const std::uint64_t slot = (step_slot * 64 + attempt) % span;
+  const std::uint64_t slot = (step_slot * 64 + k) % span;
   return std::uint16_t(range.first + (job_offset + slot) % span);
+}
+}  // namespace
+
+std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id, std::uint32_t attempt) {
+  return port_in_slot(range, job_id, step_id, 1 + attempt % 63);
+}
+
+std::uint16_t derive_rdzv_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id) {
+  return port_in_slot(range, job_id, step_id, 0);
+}
+
+std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt) {
+  if (plan.master_port_fixed || attempt == 0) return plan.master_port;
+  return derive_port(plan.port_range, plan.job_id, plan.step_id, attempt);
 }
 
 }  // namespace ddp

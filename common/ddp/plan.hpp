@@ -37,7 +37,14 @@ struct NodePlan {
   std::uint32_t rank_base = 0;   // global rank of this node's local rank 0
   std::uint32_t world_size = 1;  // workers on all nodes
   std::string master_addr;       // address of node 0, as Slurm publishes it
-  std::uint16_t master_port = 0;
+  std::uint16_t master_port = 0;  // attempt 0's
+  bool master_port_fixed = false;  // --ddp-port: every attempt uses it; else derive_port per attempt
+  std::uint32_t job_id = 0;        // with step_id and port_range: derive_port for later attempts
+  std::uint32_t step_id = 0;
+  PortRange port_range{20000, 29999};
+  std::uint16_t rdzv_port = 0;     // the agents' rendezvous on node 0 (never MASTER_PORT)
+  std::uint32_t rdzv_timeout_ms = 60000;      // every node must arrive within this
+  std::uint32_t heartbeat_timeout_ms = 5000;  // a silent node is declared lost after this
   std::uint32_t max_restarts = 0;
   std::uint32_t stop_grace_ms = 5000;  // SIGTERM -> SIGKILL grace when stopping workers
   bool verbose = false;
@@ -62,8 +69,13 @@ Result<NodePlan> read_plan(const Environment& env);
 // MASTER_PORT of a step attempt: the same on every node without talking, inside
 // the site's range, spread over the range by job id so jobs sharing a node rarely
 // meet, and different for different steps (and attempts) of one job as long as
-// the range holds more ports than the job has steps times attempts.
+// the range holds more ports than the job has steps times 64. Each step owns 64
+// consecutive slots: slot 0 is its rendezvous port, slots 1..63 its attempts
+// (attempt 63 reuses attempt 0's, long closed by then).
 std::uint16_t derive_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id, std::uint32_t attempt);
+std::uint16_t derive_rdzv_port(PortRange range, std::uint32_t job_id, std::uint32_t step_id);
+// MASTER_PORT of `attempt` for this plan (fixed, or derived).
+std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt);
 
 }  // namespace ddp
 

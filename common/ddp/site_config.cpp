@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <tuple>
 
 namespace ddp {
 
@@ -69,8 +70,8 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 }
 
 constexpr const char* kKnownKeys =
-    "PartitionName, NodeName, Agent, PortRange, StopGrace, BindCpus, ExportIbHca, TopologyFile, GpuInfoDir, Env, "
-    "ForceEnv";
+    "PartitionName, NodeName, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
+    "ExportIbHca, TopologyFile, GpuInfoDir, Env, ForceEnv";
 
 Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
   for (auto [name, field] : {std::pair{"Agent", &patch.agent}, std::pair{"TopologyFile", &patch.topology_file},
@@ -85,10 +86,13 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
     if (!range) return fail(range.error());
     return set_once(patch.port_range, *range, "PortRange");
   }
-  if (iequals(key, "StopGrace")) {
-    auto seconds = parse_uint(value, 0, 3600, "StopGrace");
+  for (auto [name, field, min] : {std::tuple{"StopGrace", &patch.stop_grace, 0},
+                                   std::tuple{"RendezvousTimeout", &patch.rdzv_timeout, 1},
+                                   std::tuple{"HeartbeatTimeout", &patch.heartbeat_timeout, 1}}) {
+    if (!iequals(key, name)) continue;
+    auto seconds = parse_uint(value, std::uint64_t(min), 3600, name);
     if (!seconds) return fail(seconds.error() + " (seconds)");
-    return set_once(patch.stop_grace, std::chrono::milliseconds(*seconds * 1000), "StopGrace");
+    return set_once(*field, std::chrono::milliseconds(*seconds * 1000), name);
   }
   if (iequals(key, "BindCpus") || iequals(key, "ExportIbHca")) {
     auto flag = parse_bool(value, key);
@@ -144,6 +148,8 @@ void apply(Settings& settings, const SettingsPatch& patch) {
   if (patch.agent) settings.agent = patch.agent;
   if (patch.port_range) settings.port_range = *patch.port_range;
   if (patch.stop_grace) settings.stop_grace = *patch.stop_grace;
+  if (patch.rdzv_timeout) settings.rdzv_timeout = *patch.rdzv_timeout;
+  if (patch.heartbeat_timeout) settings.heartbeat_timeout = *patch.heartbeat_timeout;
   if (patch.bind_cpus) settings.bind_cpus = *patch.bind_cpus;
   if (patch.export_ib_hca) settings.export_ib_hca = *patch.export_ib_hca;
   if (patch.topology_file) settings.topology_file = *patch.topology_file;

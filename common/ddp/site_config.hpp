@@ -38,6 +38,8 @@ struct SettingsPatch {
   std::optional<std::string> agent;
   std::optional<PortRange> port_range;
   std::optional<std::chrono::milliseconds> stop_grace;
+  std::optional<std::chrono::milliseconds> rdzv_timeout;
+  std::optional<std::chrono::milliseconds> heartbeat_timeout;
   std::optional<bool> bind_cpus;
   std::optional<bool> export_ib_hca;
   std::optional<std::string> topology_file;
@@ -63,6 +65,8 @@ struct Settings {
   std::optional<std::string> agent;  // absent: plugstack's agent= or the built-in path
   PortRange port_range{20000, 29999};
   std::chrono::milliseconds stop_grace{5000};  // the agent's SIGTERM -> SIGKILL grace
+  std::chrono::milliseconds rdzv_timeout{60000};     // all nodes' agents must meet within this
+  std::chrono::milliseconds heartbeat_timeout{5000};  // a node silent this long is lost
   bool bind_cpus = true;                       // pin workers to the cores near their GPU
   bool export_ib_hca = false;                  // NCCL_IB_HCA = the NIC closest to the GPU
   std::string topology_file;                   // hwloc XML instead of probing (VMs, containers, tests)

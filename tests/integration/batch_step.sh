@@ -22,7 +22,7 @@ srun --no-ddp --ntasks-per-node=1 --export=ALL,GLOO_SOCKET_IFNAME=eth0 bash -c \
      $DDP_SOURCE_DIR/examples/allreduce.py'
 JOB
 sbatch_wait -N2 --ddp=cpu --ddp-procs=2 -o "$work/out" -e "$work/err" "$work/job.sh"
-OUT=$(cat "$work/out" 2>/dev/null || true) ERR=$(cat "$work/err" 2>/dev/null || true)
+OUT=$(sed "s/^\\[rank [0-9]*\\] //" "$work/out" 2>/dev/null || true) ERR=$(cat "$work/err" 2>/dev/null || true)
 expect_rc 0 "sbatch job with torchrun by hand"
 line=$(grep '^batch:' <<<"$OUT") || { show batch; fail "no batch line"; }
 expect_in "$line" "addr=$addr0 port=2" "MASTER_ADDR is node 0's NodeAddr, port in the default range"

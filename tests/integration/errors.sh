@@ -14,7 +14,7 @@ run srun -N2 --ddp=cpu --ddp-gpus=2 true
 expect_in "$ERR" "ddp: --ddp-gpus asks for GPU workers but --ddp=cpu" "contradicting options"
 
 run srun -N2 --ddp=gpu true
-expect_rc 1 "--ddp=gpu without GPUs"
+expect_failure "--ddp=gpu without GPUs"
 expect_in "$ERR" "ddp: GPU mode, but the step has no GPUs on node $CLUSTER_NAME-n0; request them" "no GPUs"
 expect_eq "$(grep -c "no GPUs on node $CLUSTER_NAME-n0" <<<"$ERR")" "1" "one message per node, not per task"
 
@@ -30,7 +30,7 @@ expect_in "$ERR" "ddp: --ddp-port=80 is out of range; use a number between 1024 
 
 # A second launcher inside agent mode would start workers x workers.
 run srun -N2 --ddp=cpu torchrun --nproc_per_node=2 x.py
-expect_rc 1 "srun --ddp torchrun"
+expect_failure "srun --ddp torchrun"
 expect_in "$ERR" "ddp: the step's command is torchrun, a launcher" "double launch refused"
 expect_eq "$(grep -c "a launcher" <<<"$ERR")" "1" "reported once, not per node"
 run env LOCAL_RANK=0 srun -N1 --ddp=cpu true
@@ -44,8 +44,8 @@ holder=$!
 trap 'kill $holder 2>/dev/null || true' EXIT
 sleep 1
 run srun -N2 --ddp=cpu --ddp-port=$port true
-expect_rc 1 "--ddp-port in use"
-expect_in "$ERR" "ddp: MASTER_PORT $port is already in use on" "port in use message"
+expect_failure "--ddp-port in use"
+expect_in "$ERR" "root cause: MASTER_PORT $port is already in use on node 0" "port in use message"
 kill $holder 2>/dev/null || true
 
 # A failing worker: srun's exit code is the worker's, and the root cause names

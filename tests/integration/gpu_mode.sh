@@ -15,6 +15,6 @@ expect_rc 0 "srun --ddp-gpus=1"
 expect_eq "$(grep -c '^rank=' <<<"$OUT")" "2" "--ddp-gpus=1: one worker per node"
 
 run srun -N2 --gpus-per-node=1 --ddp-gpus=2 true
-expect_rc 1 "--ddp-gpus above the step's GPUs"
+expect_failure "--ddp-gpus above the step's GPUs"
 expect_in "$ERR" "--ddp-gpus=2 but the step has only 1 GPU(s)" "too few GPUs message"
 pass "GPU worker counts follow the step's GPUs"

@@ -15,6 +15,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 pass() { echo "PASS: $*"; }
 
 # run CMD...: runs with a time limit, keeps stdout in $OUT, stderr in $ERR, code in $RC.
+# The agent prefixes worker lines with "[rank R] "; OUT and ERR have it removed,
+# RAW_OUT and RAW_ERR keep it.
 run() {
   local out err
   out=$(mktemp) err=$(mktemp)
@@ -22,7 +24,9 @@ run() {
   timeout 90 "$@" >"$out" 2>"$err"
   RC=$?
   set -e
-  OUT=$(cat "$out") ERR=$(cat "$err")
+  export RAW_OUT RAW_ERR
+  RAW_OUT=$(cat "$out") RAW_ERR=$(cat "$err")
+  OUT=$(sed 's/^\[rank [0-9]*\] //' "$out") ERR=$(sed 's/^\[rank [0-9]*\] //' "$err")
   rm -f "$out" "$err"
   if ((RC == 124)); then
     show "$*"
@@ -41,6 +45,9 @@ show() { printf -- '--- command: %s\n--- rc: %s\n--- stdout:\n%s\n--- stderr:\n%
 
 expect_rc() {  # expect_rc CODE DESCRIPTION
   [[ $RC == "$1" ]] || { show "$2"; fail "$2: exit code $RC, expected $1"; }
+}
+expect_failure() {  # expect_failure DESCRIPTION: any non-zero exit code
+  [[ $RC != 0 ]] || { show "$1"; fail "$1: exit code 0, expected a failure"; }
 }
 expect_in() {  # expect_in TEXT NEEDLE DESCRIPTION
   [[ $1 == *"$2"* ]] || { show "$3"; fail "$3: expected to find '$2'"; }
@@ -71,3 +78,54 @@ sbatch_wait() {
   fi
   RC=$(scontrol show job "$id" | sed -n 's/.*ExitCode=\([0-9]*\):.*/\1/p')
 }
+
+# --- background jobs, for the failure tests ---------------------------------
+
+# bg_srun NAME ARGS...: srun ARGS in the background, output in $WORK/NAME.out and
+# .err; its pid in BG_PID.
+bg_srun() {
+  local name=$1; shift
+  srun "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  BG_PID=$!
+}
+
+# wait_lines FILE PATTERN COUNT SECONDS: until FILE has COUNT lines matching.
+wait_lines() {
+  local deadline=$((SECONDS + $4)) n
+  while ((SECONDS < deadline)); do
+    n=$(grep -c -- "$2" "$1" 2>/dev/null || true)
+    ((n >= $3)) && return 0
+    sleep 0.2
+  done
+  echo "--- $1:" >&2; cat "$1" >&2 || true
+  fail "waited $4 s for $3 lines matching '$2' in $1"
+}
+
+# wait_exit PID SECONDS: waits for a background job; its exit code in RC.
+# Failing to end in time is a hang, the very thing these tests exist to catch.
+wait_exit() {
+  local deadline=$((SECONDS + $2))
+  while kill -0 "$1" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  if kill -0 "$1" 2>/dev/null; then diagnose; fail "process $1 still running after $2 s"; fi
+  set +e; wait "$1"; RC=$?; set -e
+}
+
+# Processes of this cluster's nodes whose command line contains PATTERN
+# (searched in every node's network namespace).
+node_processes() {
+  local ns pid
+  for ns in $(ip netns list | awk '{print $1}' | grep "^sddp-$CLUSTER_NAME-n"); do
+    for pid in $(ip netns pids "$ns" 2>/dev/null); do
+      tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null | grep -q -- "$1" && echo "$pid"
+    done
+  done
+  return 0
+}
+
+# The step's rendezvous port, from node 0's --ddp-verbose summary in FILE.
+rdzv_port_from() { sed -n 's/.*rendezvous port \([0-9]*\).*/\1/p' "$1" | head -n 1; }
+
+WORK=$(mktemp -d)
+export WORK
+cleanup_work() { rm -rf "$WORK"; }
+trap cleanup_work EXIT

@@ -15,7 +15,7 @@ echo "--- no-ddp step"
 srun --no-ddp env | grep -c '^RANK=' || true
 JOB
 sbatch_wait -N2 --ddp=cpu --ddp-procs=2 -o "$work/out" -e "$work/err" "$work/job.sh"
-OUT=$(cat "$work/out" 2>/dev/null || true) ERR=$(cat "$work/err" 2>/dev/null || true)
+OUT=$(sed "s/^\\[rank [0-9]*\\] //" "$work/out" 2>/dev/null || true) ERR=$(cat "$work/err" 2>/dev/null || true)
 expect_rc 0 "sbatch --ddp job"
 expect_eq "$(grep -c 'OK$' <<<"$OUT")" "4" "the srun step inherited --ddp=cpu --ddp-procs=2"
 expect_in "$OUT" $'--- no-ddp step\n0' "srun --no-ddp ran without the DDP environment"

@@ -38,7 +38,7 @@ expect_eq "$OUT" "debug=unset" "no site environment without --ddp"
 printf '%s\nPortRnage=1-2\n' "$good" >"$config"
 bad_line=$(($(wc -l <<<"$good") + 1))
 run srun -N2 --ddp=cpu true
-expect_rc 1 "unknown key"
+expect_failure "unknown key"
 expect_in "$ERR" "ddp: $config:$bad_line: unknown key 'PortRnage'; known keys:" "unknown key names file and line"
 expect_eq "$(grep -c "unknown key" <<<"$ERR")" "2" "one message per node (the config is per node), not per task"
 run srun -N1 true
@@ -47,7 +47,7 @@ expect_rc 0 "a broken site config does not affect steps without --ddp"
 restore
 chmod 666 "$config"
 run srun -N1 --ddp=cpu true
-expect_rc 1 "world-writable config"
+expect_failure "world-writable config"
 expect_in "$ERR" "must be owned by root and writable only by root; fix with: chown root $config && chmod go-w $config" "unsafe config refused"
 
 restore
@@ -63,7 +63,7 @@ expect_in "$ERR" "ddp: cannot read the site config $config.missing: No such file
 restore
 sed -i "s|agent=[^ ]*|agent=/nonexistent/ddp-agent|" "$plugstack"
 run srun -N1 --ddp=cpu true
-expect_rc 1 "missing agent"
+expect_failure "missing agent"
 expect_in "$ERR" "ddp: cannot execute the agent /nonexistent/ddp-agent: No such file or directory; install ddp-agent there or set agent=PATH" "missing agent"
 restore
 run srun -N2 --ddp=cpu true

@@ -27,7 +27,7 @@ expect_eq "$(grep -c 'order=PCI_BUS_ID' <<<"$OUT")" "4" "4 GPU task-workers"
 expect_in "$OUT" "rank=3 local=1 cvd=0,1" "cuda:LOCAL_RANK indexes the step's GPUs"
 
 run srun -N1 --ntasks-per-node=3 --gpus-per-node=2 --ddp true
-expect_rc 1 "more task-workers than GPUs"
+expect_failure "more task-workers than GPUs"
 expect_in "$ERR" "ddp: more workers than GPUs: 3 tasks on node $CLUSTER_NAME-n0 but only 2 GPU(s)" "too many tasks"
 expect_eq "$(grep -c 'more workers than GPUs' <<<"$ERR")" "1" "the error is reported once"
 pass "task shape: ranks per Slurm task, heterogeneous nodes, GPU checks"

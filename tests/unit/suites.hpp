@@ -26,6 +26,8 @@ Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
 Suite* binding_suite();
+Suite* rdzv_protocol_suite();
+Suite* output_suite();
 
 // ck_assert_str_eq for std::string operands (Check's macros evaluate their
 // arguments more than once, so temporaries must outlive the whole assertion).

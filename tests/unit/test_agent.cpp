@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "agent.hpp"
+#include "ddp/rdzv_protocol.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
@@ -25,6 +26,7 @@ agent::AgentConfig config(std::uint32_t nproc, std::string script, std::uint32_t
   c.command = {"/bin/sh", "-c", std::move(script)};
   c.grace = std::chrono::milliseconds(2000);
   c.standalone = true;
+  c.secret = rdzv::random_hex(32);
   return c;
 }
 
@@ -43,7 +45,7 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-void quiet() { spdlog::set_level(spdlog::level::off); }
+void quiet() { spdlog::set_level(getenv("DDP_TEST_VERBOSE") ? spdlog::level::info : spdlog::level::off); }
 
 }  // namespace
 

@@ -18,6 +18,13 @@ NodePlan sample_plan() {
   p.master_addr = "198.18.7.10";
   p.master_port = 24567;
   p.max_restarts = 2;
+  p.master_port_fixed = true;
+  p.job_id = 42;
+  p.step_id = 3;
+  p.port_range = {21000, 21999};
+  p.rdzv_port = 21555;
+  p.rdzv_timeout_ms = 30000;
+  p.heartbeat_timeout_ms = 2000;
   p.stop_grace_ms = 12000;
   p.verbose = true;
   p.export_ib_hca = true;
@@ -101,10 +108,12 @@ END_TEST
 START_TEST(steps_and_attempts_of_one_job_never_share_a_port) {
   const PortRange range{20000, 29999};
   std::set<std::uint16_t> seen;
-  // 100 steps x 64 attempts fit in 10000 ports: all distinct.
-  for (std::uint32_t step = 0; step < 100; ++step)
-    for (std::uint32_t attempt = 0; attempt < 64; ++attempt)
+  // 100 steps x (rendezvous + 63 attempts) fit in 10000 ports: all distinct.
+  for (std::uint32_t step = 0; step < 100; ++step) {
+    ck_assert(seen.insert(derive_rdzv_port(range, 123456, step)).second);
+    for (std::uint32_t attempt = 0; attempt < 63; ++attempt)
       ck_assert(seen.insert(derive_port(range, 123456, step, attempt)).second);
+  }
 }
 END_TEST
 
@@ -184,6 +193,20 @@ START_TEST(task_shape_counts_are_slurms_tasks) {
 }
 END_TEST
 
+START_TEST(later_attempts_get_fresh_ports_unless_fixed) {
+  NodePlan p;
+  p.job_id = 7;
+  p.step_id = 2;
+  p.master_port = derive_port(p.port_range, 7, 2, 0);
+  ck_assert_uint_eq(master_port_for(p, 0), p.master_port);
+  ck_assert_uint_eq(master_port_for(p, 1), derive_port(p.port_range, 7, 2, 1));
+  ck_assert_uint_ne(master_port_for(p, 1), p.master_port);
+  ck_assert_uint_ne(master_port_for(p, 1), derive_rdzv_port(p.port_range, 7, 2));
+  p.master_port_fixed = true;
+  ck_assert_uint_eq(master_port_for(p, 5), p.master_port);
+}
+END_TEST
+
 START_TEST(batch_script_port_differs_from_the_steps) {
   const PortRange range{20000, 29999};
   const auto batch = derive_port(range, 4242, 0xfffffffb, 0);
@@ -198,5 +221,6 @@ Suite* plan_suite() {
                      port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
                      jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
                      count_list_counts_entries, tasks_per_node_expands_slurm_notation,
-                     task_shape_counts_are_slurms_tasks, batch_script_port_differs_from_the_steps});
+                     task_shape_counts_are_slurms_tasks, batch_script_port_differs_from_the_steps,
+                     later_attempts_get_fresh_ports_unless_fixed});
 }

@@ -45,12 +45,14 @@ END_TEST
 START_TEST(slurm_style_words_keys_case_insensitive) {
   const auto c = parse_ok(
       "Agent=/opt/ddp/bin/ddp-agent portrange=21000-21999   # comment\n"
-      "STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml GpuInfoDir=/x/gpus\r\n"
+      "RendezvousTimeout=90 HeartbeatTimeout=3 STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml GpuInfoDir=/x/gpus\r\n"
       "Env=NCCL_DEBUG=WARN ForceEnv=NCCL_NET=IB Env=\"NCCL_DEBUG_SUBSYS=INIT,NET\"\n");
   const auto s = resolve_settings(c, "p", "n", slurm_match);
   ck_assert_str_eq(s.agent->c_str(), "/opt/ddp/bin/ddp-agent");
   ck_assert(s.port_range == (PortRange{21000, 21999}));
   ck_assert_int_eq(s.stop_grace.count(), 12000);
+  ck_assert_int_eq(s.rdzv_timeout.count(), 90000);
+  ck_assert_int_eq(s.heartbeat_timeout.count(), 3000);
   ck_assert(!s.bind_cpus);
   ck_assert(s.export_ib_hca);
   CK_STR_EQ(s.topology_file, "/etc/ddp/node.xml");
@@ -105,6 +107,7 @@ START_TEST(bad_values_are_errors_with_the_fix) {
   CK_CONTAINS(err("\njust words\n"), "f:2: expected Key=Value");
   CK_CONTAINS(err("BindCpus=maybe\n"), "use yes or no");
   CK_CONTAINS(err("StopGrace=-1\n"), "StopGrace");
+  CK_CONTAINS(err("HeartbeatTimeout=0\n"), "HeartbeatTimeout=0 is out of range");
   CK_CONTAINS(err("Env=NCCL_DEBUG\n"), "Env=NAME=VALUE");
   CK_CONTAINS(err("Env=1BAD=x\n"), "Env=NAME=VALUE");
   CK_CONTAINS(err("ForceEnv=MASTER_ADDR=1.2.3.4\n"), "belongs to the worker contract");

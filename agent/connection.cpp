@@ -1,0 +1,117 @@
+#include "connection.hpp"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace ddp::agent {
+
+Connection::Connection(EventLoop& loop, int fd, OnMessage on_message, OnClose on_close)
+    : loop_(loop), fd_(fd), on_message_(std::move(on_message)), on_close_(std::move(on_close)) {
+  if (auto ok = loop_.add(fd_, EPOLLIN | EPOLLRDHUP, [this](std::uint32_t ev) { on_events(ev); }); !ok) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+Connection::~Connection() {
+  if (fd_ >= 0) {
+    loop_.remove(fd_);
+    ::close(fd_);
+  }
+}
+
+void Connection::send(const rdzv::Message& message) {
+  if (fd_ < 0) return;
+  const auto line = rdzv::encode(message);
+  if (line.empty()) {  // a field too long or malformed: our bug, never the peer's
+    spdlog::error("internal error: cannot encode a {} message", message.verb);
+    return;
+  }
+  out_ += line;
+  if (out_.size() > kMaxQueuedBytes) {
+    shut("the peer does not read what it is sent");
+    return;
+  }
+  flush();
+}
+
+void Connection::close(const std::string& why) {
+  if (fd_ < 0) return;
+  flush();
+  shut(why);
+}
+
+void Connection::flush() {
+  while (fd_ >= 0 && !out_.empty()) {
+    const ssize_t n = ::send(fd_, out_.data(), out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      out_.erase(0, std::size_t(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    shut(std::string("send: ") + std::strerror(errno));
+    return;
+  }
+  if (fd_ < 0) return;
+  if (auto ok = loop_.modify(fd_, EPOLLIN | EPOLLRDHUP | (out_.empty() ? 0u : std::uint32_t(EPOLLOUT))); !ok)
+    shut(ok.error());
+}
+
+void Connection::shut(const std::string& why) {
+  if (fd_ < 0) return;
+  loop_.remove(fd_);
+  ::close(fd_);
+  fd_ = -1;
+  out_.clear();
+  if (on_close_) {
+    auto callback = std::move(on_close_);  // once
+    callback(why);
+  }
+}
+
+void Connection::on_events(std::uint32_t events) {
+  if (events & EPOLLOUT) flush();
+  if (fd_ < 0) return;
+  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+    char buf[8192];
+    for (;;) {
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (n > 0) {
+        if (auto ok = reader_.feed(std::string_view(buf, std::size_t(n))); !ok) {
+          shut("protocol error: " + ok.error());
+          return;
+        }
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      // Deliver what arrived before the end, then report the end.
+      while (fd_ >= 0) {
+        auto line = reader_.next();
+        if (!line) break;
+        auto message = rdzv::decode(*line);
+        if (!message) return shut("protocol error: " + message.error());
+        on_message_(*message);
+      }
+      shut(n == 0 ? "connection closed by the peer" : std::string("recv: ") + std::strerror(errno));
+      return;
+    }
+    // on_message_ may close this connection (never destroy it: see the header).
+    while (fd_ >= 0) {
+      auto line = reader_.next();
+      if (!line) break;
+      auto message = rdzv::decode(*line);
+      if (!message) return shut("protocol error: " + message.error());
+      on_message_(*message);
+    }
+  }
+}
+
+}  // namespace ddp::agent

@@ -1,0 +1,336 @@
+#include "coordinator.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "ddp/netif.hpp"
+
+namespace ddp::agent {
+
+namespace {
+
+constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
+
+std::string peer_address(const sockaddr_in& a) {
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+  return std::string(text) + ":" + std::to_string(ntohs(a.sin_port));
+}
+
+}  // namespace
+
+Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
+    : loop_(loop), config_(std::move(config)), nodes_(config_.nnodes), started_(Clock::now()),
+      last_heartbeat_(Clock::now()) {}
+
+Coordinator::~Coordinator() {
+  peers_.clear();
+  if (listen_fd_ >= 0) {
+    loop_.remove(listen_fd_);
+    ::close(listen_fd_);
+  }
+}
+
+Status Coordinator::listen(std::uint16_t port) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return fail(std::string("socket(): ") + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(port == 0 ? INADDR_LOOPBACK : INADDR_ANY);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 256) != 0)
+    return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(errno) +
+                (errno == EADDRINUSE ? " (another job on this node holds it; widen PortRange in the site config)" : ""));
+  socklen_t len = sizeof addr;
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  return loop_.add(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); });
+}
+
+void Coordinator::on_accept() {
+  for (;;) {
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN: all accepted
+    std::size_t pending = 0;
+    for (const auto& [id, p] : peers_) pending += !p.node;
+    if (pending >= config_.max_pending) {
+      // Many idle connections must not crowd out the real agents.
+      spdlog::warn("rendezvous: refused a connection from {}: {} unauthenticated connections already",
+                   peer_address(from), pending);
+      ::close(fd);
+      continue;
+    }
+    const std::uint64_t id = next_peer_++;
+    Peer& peer = peers_[id];
+    peer.remote = peer_address(from);
+    peer.server_nonce = rdzv::random_hex(32);
+    peer.deadline = Clock::now() + config_.handshake_timeout;
+    peer.conn = std::make_unique<Connection>(
+        loop_, fd, [this, id](const rdzv::Message& m) { on_message(id, m); },
+        [this, id](const std::string& why) { on_close(id, why); });
+    rdzv::Message challenge{"CHALLENGE", {}};
+    challenge.set("version", rdzv::kProtocolVersion).set("run", config_.run_id).set("nonce", peer.server_nonce);
+    peer.conn->send(challenge);
+  }
+}
+
+void Coordinator::close_peer(std::uint64_t id, const std::string& why) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  it->second.conn->close(why);  // on_close() moves it to the graveyard
+}
+
+void Coordinator::on_close(std::uint64_t id, const std::string& why) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  const auto node = it->second.node;
+  graveyard_.push_back(std::move(it->second.conn));
+  peers_.erase(it);
+  if (node && nodes_[*node].peer == id && !nodes_[*node].finished && phase_ != Phase::Done)
+    node_lost(*node, "its agent's connection ended (" + why + ")");
+}
+
+void Coordinator::on_message(std::uint64_t id, const rdzv::Message& m) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  Peer& peer = it->second;
+  if (!peer.node) {
+    if (m.verb == "RESPONSE") return handle_response(id, peer, m);
+    spdlog::warn("rendezvous: refused {}: {} before authenticating", peer.remote, m.verb);
+    return close_peer(id, "not authenticated");
+  }
+  const std::uint32_t node = *peer.node;
+  Node& n = nodes_[node];
+  n.last_seen = Clock::now();
+  if (m.verb == "HB") return;
+  if (m.verb == "JOIN") return handle_join(node, m);
+  if (m.verb == "FAIL") return handle_failure(node, m);
+  if (m.verb == "STOPPED" || m.verb == "FINISHED") {
+    const auto attempt = m.get_uint("attempt", 0, 1u << 20);
+    if (!attempt || *attempt != attempt_) return;  // a stale report from an earlier attempt
+    if (m.verb == "STOPPED") n.stopped_attempt = attempt_;
+    else n.finished = true;
+    if (phase_ == Phase::Stopping) return check_stopped();
+    if (phase_ == Phase::Running && m.verb == "FINISHED") {
+      for (const auto& other : nodes_)
+        if (!other.finished) {
+          // This node is done; it may leave now (no exit barrier). Node 0's
+          // agent stays: it hosts this coordinator until the verdict.
+          if (node != 0) peers_[id].conn->send(rdzv::Message{"BYE", {}});
+          return;
+        }
+      finish(0, "");
+    }
+    return;
+  }
+  spdlog::warn("rendezvous: node {} sent an unknown message {}", node_name(node), m.verb);
+}
+
+void Coordinator::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m) {
+  const auto node = m.get_uint("node", 0, config_.nnodes ? config_.nnodes - 1 : 0);
+  const auto cnonce = m.get("cnonce");
+  const auto mac = m.get("mac");
+  if (!node || !cnonce || !mac || cnonce->size() != 64 ||
+      !rdzv::mac_equal(*mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node),
+                                              peer.server_nonce, *cnonce))) {
+    // Not one of this step's agents: another job, a stale agent, a port scan.
+    spdlog::warn("rendezvous: refused a connection from {}: it could not prove the step's secret", peer.remote);
+    rdzv::Message refused{"REFUSED", {}};
+    peer.conn->send(refused.set("reason", "authentication failed"));
+    return close_peer(id, "authentication failed");
+  }
+  Node& n = nodes_[*node];
+  if (n.joined || n.lost) {
+    spdlog::warn("rendezvous: refused {}: node {} has already joined", peer.remote, *node);
+    rdzv::Message refused{"REFUSED", {}};
+    peer.conn->send(refused.set("reason", "node " + std::to_string(*node) + " has already joined"));
+    return close_peer(id, "duplicate node");
+  }
+  peer.node = std::uint32_t(*node);
+  n.peer = id;
+  n.last_seen = Clock::now();
+  rdzv::Message welcome{"WELCOME", {}};
+  peer.conn->send(welcome.set(
+      "mac", rdzv::server_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce)));
+}
+
+void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
+  Node& n = nodes_[node];
+  const auto version = m.get_uint("version", 0, 1u << 20);
+  const auto nproc = m.get_uint("nproc", 1, 1u << 16);
+  if (!version || *version != std::uint64_t(rdzv::kProtocolVersion)) {
+    finish(1, "node " + std::to_string(node) + " (" + m.get("host").value_or("?") + ") runs a ddp-agent with protocol " +
+                  m.get("version").value_or("?") + " but node 0 runs protocol " +
+                  std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node",
+           "ABORT");
+    return;
+  }
+  if (!nproc || n.joined || phase_ != Phase::Gathering) return;
+  n.joined = true;
+  n.nproc = std::uint32_t(*nproc);
+  n.host = m.get("host").value_or("?");
+  n.addr = m.get("addr").value_or("?");
+  for (const auto& other : nodes_)
+    if (!other.joined) return;
+  all_joined();
+}
+
+void Coordinator::all_joined() {
+  phase_ = Phase::Running;
+  start_attempt();
+}
+
+void Coordinator::start_attempt() {
+  std::string counts;
+  std::uint64_t world = 0;
+  for (const auto& n : nodes_) {
+    counts += (counts.empty() ? "" : ",") + std::to_string(n.nproc);
+    world += n.nproc;
+  }
+  for (auto& n : nodes_) {
+    n.finished = false;
+    n.stopped_attempt.reset();
+  }
+  phase_ = Phase::Running;
+  // Worker rank 0 will listen on MASTER_PORT here, on node 0: a port already
+  // taken would otherwise surface as an EADDRINUSE deep inside PyTorch.
+  const std::uint16_t port = config_.master_port(attempt_);
+  if (const auto free = tcp_port_free(config_.master_addr, port); free && !*free)
+    return finish(1,
+                  "MASTER_PORT " + std::to_string(port) + " is already in use on node 0 (" + config_.master_addr +
+                      "), probably by another job; choose a free port with --ddp-port=PORT",
+                  "ABORT");
+  rdzv::Message start{"START", {}};
+  start.set("attempt", attempt_)
+      .set("master_addr", config_.master_addr)
+      .set("master_port", port)
+      .set("counts", counts)
+      .set("world", world);
+  broadcast(start);
+}
+
+void Coordinator::handle_failure(std::uint32_t node, const rdzv::Message& m) {
+  const auto attempt = m.get_uint("attempt", 0, 1u << 20);
+  if (!attempt || *attempt != attempt_ || phase_ != Phase::Running) return;  // not the first: not the root cause
+  const auto code = m.get_uint("code", 0, 255);
+  std::ostringstream cause;
+  cause << "worker rank " << m.get("rank").value_or("?") << " (local rank " << m.get("local").value_or("?")
+        << ") on node " << node << " (" << nodes_[node].host << ") " << m.get("what").value_or("failed") << " at "
+        << m.get("time").value_or("?");
+  if (attempt_ > 0) cause << " in attempt " << attempt_ << " of " << config_.max_restarts + 1;
+  const auto tail = m.get("tail").value_or("");
+  if (!tail.empty()) {
+    cause << "; last lines of its stderr:";
+    std::istringstream lines(tail);
+    for (std::string line; std::getline(lines, line);) cause << "\n  | " << line;
+  }
+  if (const auto file = m.get("error_file")) cause << "\n  details: " << *file;
+  begin_stop(cause.str(), code ? int(*code) : 1);
+}
+
+void Coordinator::node_lost(std::uint32_t node, const std::string& why) {
+  Node& n = nodes_[node];
+  if (n.lost) return;
+  n.lost = true;
+  const std::string cause = "node " + node_name(node) + " was lost: " + why;
+  if (phase_ == Phase::Gathering) return finish(1, "rendezvous failed: " + cause, "ABORT");
+  if (phase_ == Phase::Running) return begin_stop(cause, 1);
+  if (phase_ == Phase::Stopping) check_stopped();
+}
+
+void Coordinator::begin_stop(const std::string& cause, int exit_code) {
+  cause_ = cause;
+  cause_code_ = exit_code;
+  phase_ = Phase::Stopping;
+  rdzv::Message stop{"STOP", {}};
+  broadcast(stop.set("attempt", attempt_));
+  check_stopped();
+}
+
+void Coordinator::check_stopped() {
+  bool all_present = true;  // a lost node, or one that finished and left, cannot restart
+  for (const auto& n : nodes_) {
+    all_present &= !n.lost && peers_.count(n.peer) > 0;
+    if (!n.lost && !n.finished && n.stopped_attempt != attempt_) return;  // still stopping
+  }
+  if (all_present && attempt_ < config_.max_restarts) {
+    spdlog::warn("{}; restarting every worker on every node (attempt {} of {})", cause_, attempt_ + 2,
+                 config_.max_restarts + 1);
+    ++attempt_;
+    return start_attempt();
+  }
+  finish(cause_code_, cause_);
+}
+
+void Coordinator::finish(int exit_code, const std::string& cause, const char* verb) {
+  if (verdict_) return;
+  verdict_ = Verdict{exit_code, cause};
+  phase_ = Phase::Done;
+  rdzv::Message done{verb, {}};
+  broadcast(done.set("code", std::uint64_t(exit_code)).set("cause", cause));
+}
+
+void Coordinator::broadcast(const rdzv::Message& m) {
+  for (auto& [id, peer] : peers_)
+    if (peer.node && peer.conn->is_open()) peer.conn->send(m);
+}
+
+std::string Coordinator::node_name(std::uint32_t node) const {
+  const auto& n = nodes_[node];
+  return std::to_string(node) + (n.host.empty() ? "" : " (" + n.host + (n.addr.empty() ? "" : ", " + n.addr) + ")");
+}
+
+void Coordinator::tick() {
+  graveyard_.clear();
+  const auto now = Clock::now();
+  // Handshakes that drag on (slowloris) are cut.
+  std::vector<std::uint64_t> late;
+  for (const auto& [id, p] : peers_)
+    if (!p.node && now > p.deadline) late.push_back(id);
+  for (const auto id : late) {
+    spdlog::warn("rendezvous: dropped {}: no authentication within {} s", peers_[id].remote,
+                 config_.handshake_timeout.count() / 1000);
+    close_peer(id, "handshake timeout");
+  }
+  if (phase_ == Phase::Done) return;
+  if (phase_ == Phase::Gathering && now - started_ > config_.rdzv_timeout) {
+    std::string missing, arrived;
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+      (nodes_[i].joined ? arrived : missing) += (std::string(", ") + node_name(i));
+    return finish(1,
+                  "rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) +
+                      " s: node(s) " + missing.substr(2) + " did not arrive" +
+                      (arrived.empty() ? "" : " (arrived: " + arrived.substr(2) + ")") +
+                      "; each missing node's agent says what it tried",
+                  "ABORT");
+  }
+  if (now - last_heartbeat_ >= kHeartbeatEvery) {
+    last_heartbeat_ = now;
+    broadcast(rdzv::Message{"HB", {}});
+  }
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (n.joined && !n.lost && !n.finished && now - n.last_seen > config_.heartbeat_timeout)
+      node_lost(i, "no heartbeat for " + std::to_string(config_.heartbeat_timeout.count() / 1000) +
+                       " s (node down or network cut?)");
+  }
+}
+
+}  // namespace ddp::agent
+
+namespace ddp::agent {
+std::size_t Coordinator::open_peers() const { return peers_.size(); }
+}  // namespace ddp::agent

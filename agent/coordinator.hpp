@@ -1,0 +1,115 @@
+// The rendezvous coordinator, run by node 0's agent (standalone: by the only
+// agent, on loopback). Every agent, node 0's included, connects to it as a
+// client (rdzv_client.hpp), so there is one protocol and one code path.
+//
+// It authenticates each connection (challenge-response with the step's secret;
+// rdzv_protocol.hpp), gathers every node's JOIN (worker count, address, host,
+// version) and sends START with the ranks layout and the attempt's MASTER_PORT.
+// While the workers run it exchanges heartbeats; the first worker failure (FAIL)
+// or a lost node makes it send STOP to everyone; once every node has STOPPED it
+// either starts the next attempt or sends DONE with the exit code and the one
+// root cause. When every node is FINISHED, DONE carries 0.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connection.hpp"
+#include "event_loop.hpp"
+
+namespace ddp::agent {
+
+struct CoordinatorConfig {
+  std::string run_id;
+  std::string secret;
+  std::uint32_t nnodes = 1;
+  std::uint32_t max_restarts = 0;
+  std::string master_addr;
+  std::function<std::uint16_t(std::uint32_t attempt)> master_port;
+  std::chrono::milliseconds rdzv_timeout{60000};
+  std::chrono::milliseconds heartbeat_timeout{5000};
+  std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
+  std::size_t max_pending = 64;                        // unauthenticated connections at once
+};
+
+struct Verdict {
+  int exit_code = 0;
+  std::string cause;  // empty on success
+};
+
+class Coordinator {
+ public:
+  Coordinator(EventLoop& loop, CoordinatorConfig config);
+  ~Coordinator();
+  Coordinator(const Coordinator&) = delete;
+  Coordinator& operator=(const Coordinator&) = delete;
+
+  // Listens on every address at `port` (0: any free port, for standalone use).
+  Status listen(std::uint16_t port);
+  std::uint16_t port() const { return port_; }
+  // Heartbeats, deadlines, cleanup; call from the loop's top level every ~100 ms.
+  void tick();
+  // Set once DONE (or an abort) has been sent.
+  const std::optional<Verdict>& verdict() const { return verdict_; }
+  // Connections still open (node 0's own agent's included).
+  std::size_t open_peers() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Peer {
+    std::unique_ptr<Connection> conn;
+    std::string remote;        // "addr:port", for the log
+    std::string server_nonce;
+    std::optional<std::uint32_t> node;  // set once authenticated
+    Clock::time_point deadline;         // for the handshake
+  };
+  struct Node {
+    bool joined = false, lost = false, finished = false;
+    std::uint64_t peer = 0;
+    std::uint32_t nproc = 0;
+    std::string host, addr;
+    Clock::time_point last_seen;
+    std::optional<std::uint32_t> stopped_attempt;
+  };
+  enum class Phase { Gathering, Running, Stopping, Done };
+
+  void on_accept();
+  void on_message(std::uint64_t id, const rdzv::Message& m);
+  void on_close(std::uint64_t id, const std::string& why);
+  void handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m);
+  void handle_join(std::uint32_t node, const rdzv::Message& m);
+  void handle_failure(std::uint32_t node, const rdzv::Message& m);
+  void node_lost(std::uint32_t node, const std::string& why);
+  void all_joined();
+  void start_attempt();
+  void begin_stop(const std::string& cause, int exit_code);
+  void check_stopped();
+  void finish(int exit_code, const std::string& cause, const char* verb = "DONE");
+  void broadcast(const rdzv::Message& m);
+  void close_peer(std::uint64_t id, const std::string& why);
+  std::string node_name(std::uint32_t node) const;
+
+  EventLoop& loop_;
+  CoordinatorConfig config_;
+  int listen_fd_ = -1;
+  std::uint16_t port_ = 0;
+  std::map<std::uint64_t, Peer> peers_;
+  std::vector<std::unique_ptr<Connection>> graveyard_;  // closed in callbacks, destroyed in tick()
+  std::uint64_t next_peer_ = 1;
+  std::vector<Node> nodes_;
+  Phase phase_ = Phase::Gathering;
+  std::uint32_t attempt_ = 0;
+  std::string cause_;
+  int cause_code_ = 1;
+  std::optional<Verdict> verdict_;
+  Clock::time_point started_;
+  Clock::time_point last_heartbeat_;
+};
+
+}  // namespace ddp::agent
