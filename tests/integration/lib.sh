@@ -86,7 +86,7 @@ sbatch_wait() {
 bg_srun() {
   local name=$1; shift
   srun "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
-  BG_PID=$!
+  export BG_PID=$!
 }
 
 # wait_lines FILE PATTERN COUNT SECONDS: until FILE has COUNT lines matching.
