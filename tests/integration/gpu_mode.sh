@@ -17,4 +17,11 @@ expect_eq "$(grep -c '^rank=' <<<"$OUT")" "2" "--ddp-gpus=1: one worker per node
 run srun -N2 --gpus-per-node=1 --ddp-gpus=2 true
 expect_failure "--ddp-gpus above the step's GPUs"
 expect_in "$ERR" "--ddp-gpus=2 but the step has only 1 GPU(s)" "too few GPUs message"
+# Different GPU counts per node (--gpus=3 over 2 nodes: 2 + 1): the agents
+# exchange their counts at the rendezvous, ranks are a running sum.
+run srun -N2 --gpus=3 --ddp /bin/sh -c "$script"
+expect_rc 0 "srun --gpus=3 --ddp"
+expect_eq "$(grep -c '^rank=' <<<"$OUT")" "3" "3 GPU workers on 2 nodes"
+expect_eq "$(grep -o 'world=[0-9]*' <<<"$OUT" | sort -u)" "world=3" "WORLD_SIZE counts every node's GPUs"
+expect_eq "$(grep -o '^rank=[0-9]*' <<<"$OUT" | sort | tr '\n' ' ')" "rank=0 rank=1 rank=2 " "ranks 0..2, each once"
 pass "GPU worker counts follow the step's GPUs"
