@@ -195,6 +195,10 @@ void Agent::on_start(const StartOrder& order) {
   attempt_ = order.attempt;
   plan_.rank_base = layout->rank_base;
   plan_.world_size = layout->world_size;
+  if (order.master_addr != plan_.master_addr) {
+    // Gloo/NCCL bind to the interface that reaches the workers' MASTER_ADDR.
+    if (const auto route = route_to(order.master_addr); route) ifname_ = route->interface;
+  }
   plan_.master_addr = order.master_addr;
   plan_.master_port = order.master_port;
   failure_reported_ = false;
@@ -315,6 +319,16 @@ int Agent::run() {
     cc.nnodes = plan_.nnodes;
     cc.max_restarts = plan_.max_restarts;
     cc.master_addr = plan_.master_addr;
+    // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
+    // which only node 0 knows; START carries it to everyone.
+    if (!plan_.master_interface.empty()) {
+      auto addr = interface_address(plan_.master_interface);
+      if (addr)
+        cc.master_addr = *addr;
+      else  // said to every node once they have all arrived, not left to their timeouts
+        cc.setup_error = "MasterInterface=" + plan_.master_interface + " from the site config: node 0 (" + host_ +
+                         "): " + addr.error() + "; fix the site config or the node's network";
+    }
     if (config_.standalone) {
       const auto addr = plan_.master_addr;
       const auto first = plan_.master_port;

@@ -189,6 +189,7 @@ void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
 }
 
 void Coordinator::all_joined() {
+  if (!config_.setup_error.empty()) return finish(1, config_.setup_error, "ABORT");
   phase_ = Phase::Running;
   start_attempt();
 }

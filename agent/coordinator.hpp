@@ -36,6 +36,7 @@ struct CoordinatorConfig {
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
   std::size_t max_pending = 64;                        // unauthenticated connections at once
+  std::string setup_error;  // node 0 cannot run the step: ABORT with this once every node has arrived
 };
 
 struct Verdict {

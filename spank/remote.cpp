@@ -102,6 +102,7 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.rdzv_port = derive_rdzv_port(st.settings.port_range, facts.job_id, facts.step_id);
   if (plan.rdzv_port == plan.master_port)  // --ddp-port chose the rendezvous slot's port
     plan.rdzv_port = derive_port(st.settings.port_range, facts.job_id, facts.step_id, 62);
+  plan.master_interface = task_shape ? "" : st.settings.master_interface;
   plan.rdzv_timeout_ms = std::uint32_t(st.settings.rdzv_timeout.count());
   plan.heartbeat_timeout_ms = std::uint32_t(st.settings.heartbeat_timeout.count());
   plan.max_restarts = st.request.restarts;

@@ -61,6 +61,22 @@ Result<LocalRoute> route_to(const std::string& ipv4_address) {
 
 namespace ddp {
 
+Result<std::string> interface_address(const std::string& name) {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return fail(std::string("getifaddrs(): ") + std::strerror(errno));
+  std::unique_ptr<ifaddrs, decltype(&::freeifaddrs)> owner(list, &::freeifaddrs);
+  bool exists = false;
+  for (const ifaddrs* it = list; it; it = it->ifa_next) {
+    if (name != it->ifa_name) continue;
+    exists = true;
+    if (!it->ifa_addr || it->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(it->ifa_addr)->sin_addr, text, sizeof text);
+    return std::string(text);
+  }
+  return fail(exists ? "interface " + name + " has no IPv4 address" : "there is no interface " + name);
+}
+
 Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

@@ -23,6 +23,9 @@ Result<LocalRoute> route_to(const std::string& ipv4_address);
 }  // namespace ddp
 
 namespace ddp {
+// The IPv4 address of interface `name` on this host (for MasterInterface=ib0).
+Result<std::string> interface_address(const std::string& name);
+
 // Whether a TCP listener could bind `ipv4_address`:`port` now (SO_REUSEADDR, as
 // PyTorch's TCPStore binds). A port another process listens on is not free.
 Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port);

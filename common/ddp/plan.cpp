@@ -57,6 +57,7 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("STEP_ID"), std::to_string(plan.step_id));
   env.set(key("PORT_RANGE"), std::to_string(plan.port_range.first) + "-" + std::to_string(plan.port_range.last));
   env.set(key("RDZV_PORT"), std::to_string(plan.rdzv_port));
+  env.set(key("MASTER_INTERFACE"), plan.master_interface);
   env.set(key("RDZV_TIMEOUT_MS"), std::to_string(plan.rdzv_timeout_ms));
   env.set(key("HEARTBEAT_TIMEOUT_MS"), std::to_string(plan.heartbeat_timeout_ms));
   env.unset_prefix(key("WORKER_"));
@@ -115,6 +116,7 @@ Result<NodePlan> read_plan(const Environment& env) {
   if (!range) return fail(range.error());
   plan.port_range = *range;
   plan.master_port_fixed = env.get(key("MASTER_PORT_FIXED")).value_or("0") == "1";
+  plan.master_interface = env.get(key("MASTER_INTERFACE")).value_or("");
   plan.master_addr = env.get(key("MASTER_ADDR")).value_or("");
   if (plan.master_addr.empty()) return fail(key("MASTER_ADDR") + " is empty");
   plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";

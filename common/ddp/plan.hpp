@@ -43,6 +43,7 @@ struct NodePlan {
   std::uint32_t step_id = 0;
   PortRange port_range{20000, 29999};
   std::uint16_t rdzv_port = 0;     // the agents' rendezvous on node 0 (never MASTER_PORT)
+  std::string master_interface;    // node 0's agent sets MASTER_ADDR to its address here ("" = NodeAddr)
   std::uint32_t rdzv_timeout_ms = 60000;      // every node must arrive within this
   std::uint32_t heartbeat_timeout_ms = 5000;  // a silent node is declared lost after this
   std::uint32_t max_restarts = 0;

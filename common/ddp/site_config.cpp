@@ -71,7 +71,7 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 
 constexpr const char* kKnownKeys =
     "PartitionName, NodeName, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
-    "ExportIbHca, TopologyFile, GpuInfoDir, Env, ForceEnv";
+    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Env, ForceEnv";
 
 Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
   for (auto [name, field] : {std::pair{"Agent", &patch.agent}, std::pair{"TopologyFile", &patch.topology_file},
@@ -93,6 +93,11 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
     auto seconds = parse_uint(value, std::uint64_t(min), 3600, name);
     if (!seconds) return fail(seconds.error() + " (seconds)");
     return set_once(*field, std::chrono::milliseconds(*seconds * 1000), name);
+  }
+  if (iequals(key, "MasterInterface")) {
+    if (value.empty() || value.size() > 15 || value.find_first_of("/ ") != std::string_view::npos)
+      return fail("MasterInterface=" + std::string(value) + ": use an interface name such as ib0");
+    return set_once(patch.master_interface, std::string(value), "MasterInterface");
   }
   if (iequals(key, "BindCpus") || iequals(key, "ExportIbHca")) {
     auto flag = parse_bool(value, key);
@@ -154,6 +159,7 @@ void apply(Settings& settings, const SettingsPatch& patch) {
   if (patch.export_ib_hca) settings.export_ib_hca = *patch.export_ib_hca;
   if (patch.topology_file) settings.topology_file = *patch.topology_file;
   if (patch.gpu_info_dir) settings.gpu_info_dir = *patch.gpu_info_dir;
+  if (patch.master_interface) settings.master_interface = *patch.master_interface;
   for (const auto& e : patch.env) {
     const auto same = std::find_if(settings.env.begin(), settings.env.end(),
                                    [&](const EnvSetting& s) { return s.name == e.name; });

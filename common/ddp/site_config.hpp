@@ -44,6 +44,7 @@ struct SettingsPatch {
   std::optional<bool> export_ib_hca;
   std::optional<std::string> topology_file;
   std::optional<std::string> gpu_info_dir;
+  std::optional<std::string> master_interface;
   std::vector<EnvSetting> env;
   bool operator==(const SettingsPatch&) const = default;
 };
@@ -71,6 +72,7 @@ struct Settings {
   bool export_ib_hca = false;                  // NCCL_IB_HCA = the NIC closest to the GPU
   std::string topology_file;                   // hwloc XML instead of probing (VMs, containers, tests)
   std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids
+  std::string master_interface;  // MASTER_ADDR = node 0's address on this interface (IPoIB); "" = NodeAddr
   std::vector<EnvSetting> env;                 // one entry per name, the winning one
   bool operator==(const Settings&) const = default;
 };

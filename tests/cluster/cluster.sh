@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real Slurm 22.05 cluster on this one machine, for tests and for people.
 #
-#   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I]
+#   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I] [--ib]
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
@@ -17,6 +17,9 @@
 #     sets aside for network test benches: nothing real lives there.
 #   - node names that no resolver knows, so nothing can cheat with
 #     getaddrinfo(NodeName): only NodeAddr leads to a node;
+#   - optionally (--ib) a second network, "ib0" in every node (198.19.INDEX.10+I on
+#     bridge "sddpib-NAME"), standing in for IPoIB: an interface that carries
+#     traffic but is not the one Slurm's NodeAddr names;
 #   - optionally G fake GPUs per node: char devices with NVIDIA's major number 195,
 #     declared in gres.conf with AutoDetect=off, so Slurm sets
 #     CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS exactly as on a GPU node;
@@ -36,6 +39,7 @@ index=
 plugin=
 agent=
 plugstack=
+ib=0
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
@@ -52,6 +56,7 @@ while (($#)); do
     --plugin) plugin=$2; shift 2 ;;
     --agent) agent=$2; shift 2 ;;
     --plugstack) plugstack=$2; shift 2 ;;
+    --ib) ib=1; shift ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
   esac
@@ -201,6 +206,19 @@ cmd_up() {
     ip -n "$ns" link set eth0 up
     ip -n "$ns" link set lo up
   done
+  if ((ib)); then
+    ip link add "sddpib-$name" type bridge
+    created link "sddpib-$name"
+    ip link set "sddpib-$name" up
+    for ((i = 0; i < nodes; i++)); do
+      ns=$(netns_name "$i")
+      ip link add "sddpi$name$i" type veth peer name ib0 netns "$ns"
+      created link "sddpi$name$i"
+      ip link set "sddpi$name$i" master "sddpib-$name" up
+      ip -n "$ns" addr add "198.19.$index.$((10 + i))/24" dev ib0
+      ip -n "$ns" link set ib0 up
+    done
+  fi
   for ((i = 0; i < gpus; i++)); do
     mknod -m 666 "$dir/dev/nvidia$i" c 195 "$i"
   done

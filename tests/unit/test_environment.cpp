@@ -50,10 +50,18 @@ START_TEST(route_to_loopback_is_lo) {
 }
 END_TEST
 
+START_TEST(interface_address_of_lo) {
+  CK_STR_EQ(*interface_address("lo"), "127.0.0.1");
+  CK_CONTAINS(interface_address("nonexistent0").error(), "there is no interface nonexistent0");
+}
+END_TEST
+
 START_TEST(route_to_rejects_non_addresses) {
   CK_CONTAINS(route_to("node0").error(), "not an IPv4 address");
   ck_assert(!route_to("").ok());
 }
 END_TEST
 
-Suite* netif_suite() { return make_suite("netif", {route_to_loopback_is_lo, route_to_rejects_non_addresses}); }
+Suite* netif_suite() {
+  return make_suite("netif", {route_to_loopback_is_lo, route_to_rejects_non_addresses, interface_address_of_lo});
+}

@@ -45,7 +45,7 @@ END_TEST
 START_TEST(slurm_style_words_keys_case_insensitive) {
   const auto c = parse_ok(
       "Agent=/opt/ddp/bin/ddp-agent portrange=21000-21999   # comment\n"
-      "RendezvousTimeout=90 HeartbeatTimeout=3 STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml GpuInfoDir=/x/gpus\r\n"
+      "RendezvousTimeout=90 HeartbeatTimeout=3 STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml GpuInfoDir=/x/gpus MasterInterface=ib0\r\n"
       "Env=NCCL_DEBUG=WARN ForceEnv=NCCL_NET=IB Env=\"NCCL_DEBUG_SUBSYS=INIT,NET\"\n");
   const auto s = resolve_settings(c, "p", "n", slurm_match);
   ck_assert_str_eq(s.agent->c_str(), "/opt/ddp/bin/ddp-agent");
@@ -57,6 +57,7 @@ START_TEST(slurm_style_words_keys_case_insensitive) {
   ck_assert(s.export_ib_hca);
   CK_STR_EQ(s.topology_file, "/etc/ddp/node.xml");
   CK_STR_EQ(s.gpu_info_dir, "/x/gpus");
+  CK_STR_EQ(s.master_interface, "ib0");
   CK_STR_EQ(env_of(s, "NCCL_DEBUG"), "WARN");
   CK_STR_EQ(env_of(s, "NCCL_NET"), "IB (forced)");
   CK_STR_EQ(env_of(s, "NCCL_DEBUG_SUBSYS"), "INIT,NET");
@@ -103,6 +104,7 @@ START_TEST(bad_values_are_errors_with_the_fix) {
   };
   CK_CONTAINS(err("Agent=bin/ddp-agent\n"), "f:1: Agent=bin/ddp-agent: use an absolute path");
   CK_CONTAINS(err("TopologyFile=node.xml\n"), "TopologyFile=node.xml: use an absolute path");
+  CK_CONTAINS(err("MasterInterface=/dev/ib0\n"), "use an interface name");
   CK_CONTAINS(err("PortRange=30000-20000\n"), "low port is above");
   CK_CONTAINS(err("\njust words\n"), "f:2: expected Key=Value");
   CK_CONTAINS(err("BindCpus=maybe\n"), "use yes or no");
