@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -79,39 +80,32 @@ void Connection::shut(const std::string& why) {
 void Connection::on_events(std::uint32_t events) {
   if (events & EPOLLOUT) flush();
   if (fd_ < 0) return;
-  if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
-    char buf[8192];
-    for (;;) {
-      const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
-      if (n > 0) {
-        if (auto ok = reader_.feed(std::string_view(buf, std::size_t(n))); !ok) {
-          shut("protocol error: " + ok.error());
-          return;
-        }
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-      // Deliver what arrived before the end, then report the end.
-      while (fd_ >= 0) {
-        auto line = reader_.next();
-        if (!line) break;
-        auto message = rdzv::decode(*line);
-        if (!message) return shut("protocol error: " + message.error());
-        on_message_(*message);
-      }
-      shut(n == 0 ? "connection closed by the peer" : std::string("recv: ") + std::strerror(errno));
-      return;
+  if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) return;
+  // Read all there is; remember if the stream ended, but deliver what arrived
+  // before the end first.
+  std::optional<std::string> ended;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) {
+      if (auto ok = reader_.feed(std::string_view(buf, std::size_t(n))); !ok)
+        return shut("protocol error: " + ok.error());
+      continue;
     }
-    // on_message_ may close this connection (never destroy it: see the header).
-    while (fd_ >= 0) {
-      auto line = reader_.next();
-      if (!line) break;
-      auto message = rdzv::decode(*line);
-      if (!message) return shut("protocol error: " + message.error());
-      on_message_(*message);
-    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    ended = n == 0 ? std::string("connection closed by the peer") : std::string("recv: ") + std::strerror(errno);
+    break;
   }
+  // on_message_ may close this connection (never destroy it: see the header).
+  while (fd_ >= 0) {
+    auto line = reader_.next();
+    if (!line) break;
+    auto message = rdzv::decode(*line);
+    if (!message) return shut("protocol error: " + message.error());
+    on_message_(*message);
+  }
+  if (ended) shut(*ended);
 }
 
 }  // namespace ddp::agent
