@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -13,8 +14,6 @@
 #include <ctime>
 #include <filesystem>
 #include <optional>
-
-#include <spdlog/spdlog.h>
 
 #include "coordinator.hpp"
 #include "ddp/affinity.hpp"
@@ -149,8 +148,10 @@ Status Agent::start_workers() {
       const auto& place = plan_.placements[local];
       if (config_.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);
       if (!place.cpus.empty()) {
-        if (auto mask = cpu_mask(place.cpus)) launch.cpus = *mask;
-        else spdlog::warn("worker {} left unbound: {}", local, mask.error());
+        if (auto mask = cpu_mask(place.cpus))
+          launch.cpus = *mask;
+        else
+          spdlog::warn("worker {} left unbound: {}", local, mask.error());
       }
     }
     auto ends = output_.add_worker(local, plan_.rank_base + local);
@@ -229,8 +230,7 @@ void Agent::on_worker_exits() {
     if (tail.size() > kMaxTail) tail = "..." + tail.substr(tail.size() - kMaxTail);
     const auto file = error_file(exit.local_rank);
     client_->report_failure({attempt_, plan_.rank_base + exit.local_rank, exit.local_rank, exit.status_code(),
-                             exit.describe(), local_time(exit.when), tail,
-                             std::filesystem::exists(file) ? file : ""});
+                             exit.describe(), local_time(exit.when), tail, std::filesystem::exists(file) ? file : ""});
     exit_code_ = exit.status_code();
     stop_workers();
     client_->report_stopped(attempt_);
@@ -280,7 +280,8 @@ void Agent::on_signal() {
     } else {
       group_.signal_all(sig);
       if (terminating(sig) && state_ != State::Done) {
-        if (plan_.verbose) spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
+        if (plan_.verbose)
+          spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
         stop_signal_ = sig;
         stop_workers();
         finish(128 + sig);
@@ -340,6 +341,7 @@ int Agent::run() {
       const NodePlan plan = plan_;
       cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
     }
+    cc.verbose = plan_.verbose;
     cc.rdzv_timeout = std::chrono::milliseconds(plan_.rdzv_timeout_ms);
     cc.heartbeat_timeout = std::chrono::milliseconds(plan_.heartbeat_timeout_ms);
     coordinator_.emplace(loop_, std::move(cc));
@@ -356,16 +358,18 @@ int Agent::run() {
   cfg.secret = config_.secret;
   cfg.node_rank = plan_.node_rank;
   cfg.nproc = plan_.nproc;
+  for (const auto& p : plan_.placements)
+    cfg.workers += (cfg.workers.empty() ? "" : ";") + p.gpu_bus_id + "|" + p.cpus + "|" + p.nic;
   cfg.host = host_;
   cfg.coordinator_addr = config_.standalone ? "127.0.0.1" : plan_.master_addr;
   cfg.coordinator_port = coordinator_ ? coordinator_->port() : plan_.rdzv_port;
   cfg.rdzv_timeout = std::chrono::milliseconds(plan_.rdzv_timeout_ms);
   cfg.heartbeat_timeout = std::chrono::milliseconds(plan_.heartbeat_timeout_ms);
-  client_.emplace(loop_, std::move(cfg),
-                  RdzvClient::Events{[this](const StartOrder& o) { on_start(o); },
-                                     [this](std::uint32_t a) { on_stop(a); },
-                                     [this](int code, const std::string& cause) { on_done(code, cause); },
-                                     [this](const std::string& why) { on_lost(why); }});
+  client_.emplace(
+      loop_, std::move(cfg),
+      RdzvClient::Events{[this](const StartOrder& o) { on_start(o); }, [this](std::uint32_t a) { on_stop(a); },
+                         [this](int code, const std::string& cause) { on_done(code, cause); },
+                         [this](const std::string& why) { on_lost(why); }});
   client_->begin();
 
   using Clock = std::chrono::steady_clock;

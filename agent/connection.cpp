@@ -1,5 +1,6 @@
 #include "connection.hpp"
 
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -7,8 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
-
-#include <spdlog/spdlog.h>
 
 namespace ddp::agent {
 

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <sstream>
-
-#include <spdlog/spdlog.h>
 
 #include "ddp/netif.hpp"
 
@@ -29,7 +28,10 @@ std::string peer_address(const sockaddr_in& a) {
 }  // namespace
 
 Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
-    : loop_(loop), config_(std::move(config)), nodes_(config_.nnodes), started_(Clock::now()),
+    : loop_(loop),
+      config_(std::move(config)),
+      nodes_(config_.nnodes),
+      started_(Clock::now()),
       last_heartbeat_(Clock::now()) {}
 
 Coordinator::~Coordinator() {
@@ -50,8 +52,9 @@ Status Coordinator::listen(std::uint16_t port) {
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(port == 0 ? INADDR_LOOPBACK : INADDR_ANY);
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 256) != 0)
-    return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(errno) +
-                (errno == EADDRINUSE ? " (another job on this node holds it; widen PortRange in the site config)" : ""));
+    return fail(
+        "cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(errno) +
+        (errno == EADDRINUSE ? " (another job on this node holds it; widen PortRange in the site config)" : ""));
   socklen_t len = sizeof addr;
   ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
@@ -121,8 +124,10 @@ void Coordinator::on_message(std::uint64_t id, const rdzv::Message& m) {
   if (m.verb == "STOPPED" || m.verb == "FINISHED") {
     const auto attempt = m.get_uint("attempt", 0, 1u << 20);
     if (!attempt || *attempt != attempt_) return;  // a stale report from an earlier attempt
-    if (m.verb == "STOPPED") n.stopped_attempt = attempt_;
-    else n.finished = true;
+    if (m.verb == "STOPPED")
+      n.stopped_attempt = attempt_;
+    else
+      n.finished = true;
     if (phase_ == Phase::Stopping) return check_stopped();
     if (phase_ == Phase::Running && m.verb == "FINISHED") {
       for (const auto& other : nodes_)
@@ -144,8 +149,8 @@ void Coordinator::handle_response(std::uint64_t id, Peer& peer, const rdzv::Mess
   const auto cnonce = m.get("cnonce");
   const auto mac = m.get("mac");
   if (!node || !cnonce || !mac || cnonce->size() != 64 ||
-      !rdzv::mac_equal(*mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node),
-                                              peer.server_nonce, *cnonce))) {
+      !rdzv::mac_equal(
+          *mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce))) {
     // Not one of this step's agents: another job, a stale agent, a port scan.
     spdlog::warn("rendezvous: refused a connection from {}: it could not prove the step's secret", peer.remote);
     rdzv::Message refused{"REFUSED", {}};
@@ -172,9 +177,10 @@ void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
   const auto version = m.get_uint("version", 0, 1u << 20);
   const auto nproc = m.get_uint("nproc", 1, 1u << 16);
   if (!version || *version != std::uint64_t(rdzv::kProtocolVersion)) {
-    finish(1, "node " + std::to_string(node) + " (" + m.get("host").value_or("?") + ") runs a ddp-agent with protocol " +
-                  m.get("version").value_or("?") + " but node 0 runs protocol " +
-                  std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node",
+    finish(1,
+           "node " + std::to_string(node) + " (" + m.get("host").value_or("?") + ") runs a ddp-agent with protocol " +
+               m.get("version").value_or("?") + " but node 0 runs protocol " + std::to_string(rdzv::kProtocolVersion) +
+               ": install the same slurm-ddp release on every node",
            "ABORT");
     return;
   }
@@ -183,6 +189,7 @@ void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
   n.nproc = std::uint32_t(*nproc);
   n.host = m.get("host").value_or("?");
   n.addr = m.get("addr").value_or("?");
+  n.workers = m.get("workers").value_or("");
   for (const auto& other : nodes_)
     if (!other.joined) return;
   all_joined();
@@ -190,8 +197,35 @@ void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
 
 void Coordinator::all_joined() {
   if (!config_.setup_error.empty()) return finish(1, config_.setup_error, "ABORT");
+  if (config_.verbose) print_summary();
   phase_ = Phase::Running;
   start_attempt();
+}
+
+// One summary for the whole step, from node 0: --ddp-verbose.
+void Coordinator::print_summary() const {
+  std::uint64_t world = 0;
+  for (const auto& n : nodes_) world += n.nproc;
+  spdlog::info("step {}: {} node(s), {} worker(s), MASTER_ADDR={} MASTER_PORT={}, rendezvous port {}", config_.run_id,
+               nodes_.size(), world, config_.master_addr, config_.master_port(0), port_);
+  std::uint64_t rank = 0;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    const auto& n = nodes_[i];
+    spdlog::info("  node {} ({}, {}): ranks {}-{}", i, n.host, n.addr, rank, rank + n.nproc - 1);
+    std::size_t pos = 0;
+    for (std::uint32_t local = 0; local < n.nproc; ++local, ++rank) {
+      const auto end = std::min(n.workers.find(';', pos), n.workers.size());
+      std::string place = pos < n.workers.size() ? n.workers.substr(pos, end - pos) : "";
+      pos = end + 1;
+      // "gpu|cpus|nic"
+      const auto a = place.find('|'), b = place.find('|', a == std::string::npos ? a : a + 1);
+      const std::string gpu = a == std::string::npos ? "" : place.substr(0, a);
+      const std::string cpus = b == std::string::npos ? "" : place.substr(a + 1, b - a - 1);
+      const std::string nic = b == std::string::npos ? "" : place.substr(b + 1);
+      spdlog::info("    rank {}: {}cpus {}{}", rank, gpu.empty() ? "" : "gpu " + gpu + " ",
+                   cpus.empty() ? "unbound" : cpus, nic.empty() ? "" : " nic " + nic);
+    }
+  }
 }
 
 void Coordinator::start_attempt() {
@@ -312,8 +346,8 @@ void Coordinator::tick() {
     for (std::uint32_t i = 0; i < nodes_.size(); ++i)
       (nodes_[i].joined ? arrived : missing) += (std::string(", ") + node_name(i));
     return finish(1,
-                  "rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) +
-                      " s: node(s) " + missing.substr(2) + " did not arrive" +
+                  "rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) + " s: node(s) " +
+                      missing.substr(2) + " did not arrive" +
                       (arrived.empty() ? "" : " (arrived: " + arrived.substr(2) + ")") +
                       "; each missing node's agent says what it tried",
                   "ABORT");

@@ -35,8 +35,9 @@ struct CoordinatorConfig {
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
-  std::size_t max_pending = 64;                        // unauthenticated connections at once
+  std::size_t max_pending = 64;                       // unauthenticated connections at once
   std::string setup_error;  // node 0 cannot run the step: ABORT with this once every node has arrived
+  bool verbose = false;     // print the step's plan (every node's workers) once all have joined
 };
 
 struct Verdict {
@@ -65,7 +66,7 @@ class Coordinator {
   using Clock = std::chrono::steady_clock;
   struct Peer {
     std::unique_ptr<Connection> conn;
-    std::string remote;        // "addr:port", for the log
+    std::string remote;  // "addr:port", for the log
     std::string server_nonce;
     std::optional<std::uint32_t> node;  // set once authenticated
     Clock::time_point deadline;         // for the handshake
@@ -75,6 +76,7 @@ class Coordinator {
     std::uint64_t peer = 0;
     std::uint32_t nproc = 0;
     std::string host, addr;
+    std::string workers;  // "gpu|cpus|nic" per worker, ';'-separated (for the verbose summary)
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
   };
@@ -88,6 +90,7 @@ class Coordinator {
   void handle_failure(std::uint32_t node, const rdzv::Message& m);
   void node_lost(std::uint32_t node, const std::string& why);
   void all_joined();
+  void print_summary() const;
   void start_attempt();
   void begin_stop(const std::string& cause, int exit_code);
   void check_stopped();

@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   app.add_option("--max-restarts", max_restarts, "Restart all workers up to N times after a failure")
       ->check(CLI::Range(0u, std::uint32_t(kMaxRestarts)));
   auto* grace_opt = app.add_option("--grace", grace_s, "Seconds between SIGTERM and SIGKILL when stopping workers")
-      ->check(CLI::Range(0.0, 3600.0))
-      ->capture_default_str();
+                        ->check(CLI::Range(0.0, 3600.0))
+                        ->capture_default_str();
   auto* env_opt = app.add_flag("--plan-from-env", from_env,
                                "Take the plan from DDP_PLAN_* variables (set by the spank_ddp Slurm plugin)");
   app.add_flag("-v,--verbose", verbose, "Print the plan and every worker start");
@@ -55,8 +55,7 @@ int main(int argc, char** argv) {
   auto* hb_opt = app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
                                 "Seconds of silence after which a node is declared lost (5)")
                      ->check(CLI::Range(1.0, 3600.0));
-  app.add_flag("--no-prefix", no_prefix, "Do not prefix worker output lines with [rank R]")
-      ->envname("DDP_NO_PREFIX");
+  app.add_flag("--no-prefix", no_prefix, "Do not prefix worker output lines with [rank R]")->envname("DDP_NO_PREFIX");
   app.add_option("--output-ranks", output_ranks, "Only these ranks' output reaches the terminal, e.g. 0,4-7")
       ->envname("DDP_OUTPUT_RANKS");
   app.add_option("--log-dir", log_dir, "Also write each rank's output to DIR/rank-R.out and .err")

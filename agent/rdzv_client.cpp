@@ -121,14 +121,14 @@ void RdzvClient::on_message(const rdzv::Message& m) {
       rdzv::Message response{"RESPONSE", {}};
       response.set("node", config_.node_rank)
           .set("cnonce", client_nonce_)
-          .set("mac", rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_,
-                                       client_nonce_));
+          .set("mac",
+               rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_));
       return send(response);
     }
     if (m.verb == "WELCOME") {
       const auto mac = m.get("mac").value_or("");
-      if (!rdzv::mac_equal(mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_,
-                                                 client_nonce_)))
+      if (!rdzv::mac_equal(
+              mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_)))
         return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(config_.coordinator_port) +
                     " is not this step's rendezvous (it could not prove the step's secret)");
       welcomed_ = true;
@@ -136,6 +136,7 @@ void RdzvClient::on_message(const rdzv::Message& m) {
       const auto route = route_to(config_.coordinator_addr);
       join.set("version", rdzv::kProtocolVersion)
           .set("nproc", config_.nproc)
+          .set("workers", config_.workers)
           .set("host", config_.host)
           .set("addr", route ? route->source_address : std::string("?"));
       return send(join);
@@ -151,8 +152,7 @@ void RdzvClient::on_message(const rdzv::Message& m) {
     order.master_addr = m.get("master_addr").value_or("");
     std::string counts = m.get("counts").value_or("");
     auto per_node = parse_tasks_per_node(counts);  // the same "a,b,c" syntax
-    if (!attempt || !port || !per_node || order.master_addr.empty())
-      return lost("malformed START from the rendezvous");
+    if (!attempt || !port || !per_node || order.master_addr.empty()) return lost("malformed START from the rendezvous");
     order.attempt = std::uint32_t(*attempt);
     order.master_port = std::uint16_t(*port);
     order.workers_per_node = std::move(per_node).value();

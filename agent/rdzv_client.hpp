@@ -22,6 +22,7 @@ struct ClientConfig {
   std::string secret;
   std::uint32_t node_rank = 0;
   std::uint32_t nproc = 1;
+  std::string workers;  // this node's placements, "gpu|cpus|nic" per worker, ';'-separated
   std::string host;
   std::string coordinator_addr;  // node 0's address (MASTER_ADDR)
   std::uint16_t coordinator_port = 0;
@@ -39,10 +40,10 @@ struct StartOrder {
 struct FailureReport {
   std::uint32_t attempt = 0;
   std::uint32_t rank = 0, local_rank = 0;
-  int code = 1;          // the worker's exit status as a shell shows it
-  std::string what;      // "exited with code 3" / "was killed by SIGKILL"
-  std::string time;      // local HH:MM:SS
-  std::string tail;      // last lines of its stderr
+  int code = 1;            // the worker's exit status as a shell shows it
+  std::string what;        // "exited with code 3" / "was killed by SIGKILL"
+  std::string time;        // local HH:MM:SS
+  std::string tail;        // last lines of its stderr
   std::string error_file;  // TORCHELASTIC_ERROR_FILE, if the worker wrote it
 };
 

@@ -40,8 +40,10 @@ Status check_ports(const NodePlan& plan, bool agent_shape) {
   }
   const auto rdzv = tcp_port_free(plan.master_addr, plan.rdzv_port);
   if (rdzv && !*rdzv)
-    return fail("the rendezvous port " + std::to_string(plan.rdzv_port) + " (derived from PortRange) is already in "
-                "use on " + plan.master_addr + " (another job on this node?); ask the admin to widen PortRange");
+    return fail("the rendezvous port " + std::to_string(plan.rdzv_port) +
+                " (derived from PortRange) is already in "
+                "use on " +
+                plan.master_addr + " (another job on this node?); ask the admin to widen PortRange");
   return Ok{};
 }
 
@@ -85,7 +87,8 @@ std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodeP
     std::vector<std::string> bus_ids;
     for (std::uint32_t i = 0; i < plan.nproc && i < facts.step_gpus.size(); ++i) {
       const auto minor = parse_uint(facts.step_gpus[i], 0, 1u << 20, "SLURM_STEP_GPUS");
-      const auto it = minor && minors ? minors->find(unsigned(*minor)) : std::map<unsigned, std::string>::const_iterator{};
+      const auto it =
+          minor && minors ? minors->find(unsigned(*minor)) : std::map<unsigned, std::string>::const_iterator{};
       if (!minor || !minors || it == minors->end()) {
         warnings.push_back(node + "GPU " + facts.step_gpus[i] + " (/dev/nvidia" + facts.step_gpus[i] + ") is not in " +
                            settings.gpu_info_dir + ", so its PCI address is unknown: worker " + std::to_string(i) +
@@ -176,7 +179,7 @@ Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& pla
     return fail("cannot execute the agent " + agent_path + ": " + std::strerror(errno) +
                 "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
   if (auto ok = check_ports(plan, true); !ok) return ok;
-  say_plan(plan);
+  // (node 0's agent prints the whole step's plan once every node has joined)
 
   Environment plan_env;
   write_plan(plan, plan_env);

@@ -47,4 +47,3 @@ int local_init_post_opt(spank_t) {
 }
 
 }  // namespace ddp::spank
-

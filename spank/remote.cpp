@@ -37,7 +37,7 @@ namespace {
 // Runs as root: the config must be root's and writable by nobody else, or a
 // user could point the plugin at a binary of their choice.
 Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT && !explicit_path) return SiteConfig{};  // built-in defaults
     return fail("cannot read the site config " + path + ": " + std::strerror(errno) +
@@ -59,8 +59,7 @@ Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path)
 // ForceEnv= always.
 void export_site_env(spank_t sp, const Settings& settings) {
   for (const auto& e : settings.env)
-    if (spank_setenv(sp, e.name.c_str(), e.value.c_str(), e.forced ? 1 : 0) != ESPANK_SUCCESS &&
-        e.forced)
+    if (spank_setenv(sp, e.name.c_str(), e.value.c_str(), e.forced ? 1 : 0) != ESPANK_SUCCESS && e.forced)
       verbose("cannot set " + e.name);
 }
 
@@ -141,8 +140,10 @@ int remote_init_post_opt(spank_t sp) {
 
   const bool explicit_path = st.args.config.has_value();
   auto config = load_site_config(st.args.config.value_or(DDP_CONFIG_DEFAULT_PATH), explicit_path);
-  if (!config) st.defer(config.error(), true);
-  else st.config = std::move(config).value();
+  if (!config)
+    st.defer(config.error(), true);
+  else
+    st.config = std::move(config).value();
   return 0;
 }
 
@@ -164,8 +165,10 @@ int remote_user_init(spank_t sp) {
   if (is_batch_step(*id)) {
     st.shape = Shape::Batch;
     auto plan = plan_batch(st.request, st.settings, *facts);
-    if (plan) st.plan = std::move(plan).value();
-    else st.defer(plan.error(), false);  // batch scripts run on node 0 only
+    if (plan)
+      st.plan = std::move(plan).value();
+    else
+      st.defer(plan.error(), false);  // batch scripts run on node 0 only
     return 0;
   }
   // A launcher as the command (agent shape) or LOCAL_RANK set: the same on
@@ -199,10 +202,17 @@ int remote_task_init(spank_t sp) {
     for (const auto& w : st.warnings) say("warning: " + w);
   Status done = Ok{};
   switch (st.shape) {
-    case Shape::Batch: done = export_batch_env(sp, *st.plan); break;
-    case Shape::Task: done = become_worker(sp, *st.plan); break;
-    case Shape::Agent: done = exec_agent(sp, st.agent_path, *st.plan); break;  // returns only on failure
-    case Shape::None: break;
+    case Shape::Batch:
+      done = export_batch_env(sp, *st.plan);
+      break;
+    case Shape::Task:
+      done = become_worker(sp, *st.plan);
+      break;
+    case Shape::Agent:
+      done = exec_agent(sp, st.agent_path, *st.plan);
+      break;  // returns only on failure
+    case Shape::None:
+      break;
   }
   if (done) return 0;
   report(sp, {done.error(), true});

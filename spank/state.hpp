@@ -32,13 +32,13 @@ struct DeferredError {
 };
 
 struct State {
-  PluginArgs args;                    // plugstack.conf words after the plugin path
-  DdpRequest request;                 // what the user asked for
-  SiteConfig config;                  // the site config, loaded on compute nodes only
-  Settings settings;                  // the config resolved for this node and partition
-  std::string agent_path;             // plugstack agent= > site config Agent= > built-in
+  PluginArgs args;         // plugstack.conf words after the plugin path
+  DdpRequest request;      // what the user asked for
+  SiteConfig config;       // the site config, loaded on compute nodes only
+  Settings settings;       // the config resolved for this node and partition
+  std::string agent_path;  // plugstack agent= > site config Agent= > built-in
   Shape shape = Shape::None;
-  std::optional<NodePlan> plan;       // this node's plan, worked out in user_init
+  std::optional<NodePlan> plan;  // this node's plan, worked out in user_init
   std::optional<DeferredError> error;
   std::vector<std::string> warnings;  // said once per node from task_init (binding problems)
 

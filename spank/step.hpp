@@ -16,16 +16,16 @@ namespace ddp::spank {
 struct StepFacts {
   std::uint32_t job_id = 0;
   std::uint32_t step_id = 0;
-  std::uint32_t node_id = 0;            // this node's index in the step
-  std::vector<std::string> nodes;       // the step's nodes, in node-rank order
+  std::uint32_t node_id = 0;       // this node's index in the step
+  std::vector<std::string> nodes;  // the step's nodes, in node-rank order
   std::string partition;
   std::vector<std::uint32_t> tasks_per_node;
   std::uint32_t local_tasks = 1;
   std::uint32_t total_tasks = 1;
-  std::vector<std::string> step_gpus;   // SLURM_STEP_GPUS (batch: SLURM_JOB_GPUS): /dev/nvidiaN minors
+  std::vector<std::string> step_gpus;     // SLURM_STEP_GPUS (batch: SLURM_JOB_GPUS): /dev/nvidiaN minors
   std::vector<std::string> visible_gpus;  // CUDA_VISIBLE_DEVICES as Slurm set it (may be renumbered)
-  std::vector<std::string> argv;        // the step's command line
-  bool local_rank_set = false;          // LOCAL_RANK already in the step's environment
+  std::vector<std::string> argv;          // the step's command line
+  bool local_rank_set = false;            // LOCAL_RANK already in the step's environment
 
   const std::string& node() const { return nodes[node_id]; }
 };

@@ -1,9 +1,9 @@
 #include "ddp/plan.hpp"
 
-#include "ddp/binding.hpp"
-
 #include <algorithm>
 #include <limits>
+
+#include "ddp/binding.hpp"
 
 namespace ddp {
 
@@ -92,9 +92,12 @@ Result<NodePlan> read_plan(const Environment& env) {
     std::uint32_t* out;
   };
   const Field fields[] = {
-      {"NODE_RANK", 0, 1u << 20, &plan.node_rank},   {"NNODES", 1, 1u << 20, &plan.nnodes},
-      {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc}, {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
-      {"WORLD_SIZE", 1, 1u << 30, &plan.world_size}, {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
+      {"NODE_RANK", 0, 1u << 20, &plan.node_rank},
+      {"NNODES", 1, 1u << 20, &plan.nnodes},
+      {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc},
+      {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
+      {"WORLD_SIZE", 1, 1u << 30, &plan.world_size},
+      {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
       {"STOP_GRACE_MS", 0, 3600 * 1000, &plan.stop_grace_ms},
       {"JOB_ID", 0, 0xffffffffu, &plan.job_id},
       {"STEP_ID", 0, 0xffffffffu, &plan.step_id},
@@ -128,8 +131,7 @@ Result<NodePlan> read_plan(const Environment& env) {
                                env.get(base + "CPUS").value_or(""), env.get(base + "NIC").value_or("")});
   }
   for (const auto& p : plan.placements)
-    if (!p.cpus.empty() && !parse_cpu_list(p.cpus))
-      return fail("the plan's CPU list '" + p.cpus + "' is malformed");
+    if (!p.cpus.empty() && !parse_cpu_list(p.cpus)) return fail("the plan's CPU list '" + p.cpus + "' is malformed");
   if (!plan.placements.empty() && plan.placements.size() != plan.nproc)
     return fail("the plan places " + std::to_string(plan.placements.size()) + " of " + std::to_string(plan.nproc) +
                 " workers");
@@ -180,8 +182,8 @@ std::uint32_t count_list(std::string_view list) {
   return n;
 }
 
-Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus,
-                                         std::uint32_t local_tasks, std::string_view node) {
+Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus, std::uint32_t local_tasks,
+                                         std::string_view node) {
   const std::string on = " on node " + std::string(node);
   const std::string tasks = std::to_string(local_tasks) + " tasks" + on;
   Mode mode = request.mode;
@@ -189,7 +191,8 @@ Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_
   const auto count = mode == Mode::Gpu ? request.gpus : request.procs;
   if (count && *count != local_tasks)
     return fail(std::string(mode == Mode::Gpu ? "--ddp-gpus=" : "--ddp-procs=") + std::to_string(*count) +
-                " disagrees with the step's " + tasks + "; with several tasks per node each task is one worker: "
+                " disagrees with the step's " + tasks +
+                "; with several tasks per node each task is one worker: "
                 "drop the option, or use one task per node and let the agent start the workers");
   if (mode == Mode::Cpu) {
     if (request.gpus) return fail("--ddp-gpus asks for GPU workers but --ddp=cpu for CPU workers; drop one of them");

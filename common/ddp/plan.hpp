@@ -33,23 +33,23 @@ struct NodePlan {
   Mode mode = Mode::Cpu;        // resolved: Gpu or Cpu
   std::uint32_t node_rank = 0;  // index of this node in the step's node list
   std::uint32_t nnodes = 1;
-  std::uint32_t nproc = 1;       // workers on this node
-  std::uint32_t rank_base = 0;   // global rank of this node's local rank 0
-  std::uint32_t world_size = 1;  // workers on all nodes
-  std::string master_addr;       // address of node 0, as Slurm publishes it
-  std::uint16_t master_port = 0;  // attempt 0's
+  std::uint32_t nproc = 1;         // workers on this node
+  std::uint32_t rank_base = 0;     // global rank of this node's local rank 0
+  std::uint32_t world_size = 1;    // workers on all nodes
+  std::string master_addr;         // address of node 0, as Slurm publishes it
+  std::uint16_t master_port = 0;   // attempt 0's
   bool master_port_fixed = false;  // --ddp-port: every attempt uses it; else derive_port per attempt
   std::uint32_t job_id = 0;        // with step_id and port_range: derive_port for later attempts
   std::uint32_t step_id = 0;
   PortRange port_range{20000, 29999};
-  std::uint16_t rdzv_port = 0;     // the agents' rendezvous on node 0 (never MASTER_PORT)
-  std::string master_interface;    // node 0's agent sets MASTER_ADDR to its address here ("" = NodeAddr)
+  std::uint16_t rdzv_port = 0;                // the agents' rendezvous on node 0 (never MASTER_PORT)
+  std::string master_interface;               // node 0's agent sets MASTER_ADDR to its address here ("" = NodeAddr)
   std::uint32_t rdzv_timeout_ms = 60000;      // every node must arrive within this
   std::uint32_t heartbeat_timeout_ms = 5000;  // a silent node is declared lost after this
   std::uint32_t max_restarts = 0;
   std::uint32_t stop_grace_ms = 5000;  // SIGTERM -> SIGKILL grace when stopping workers
   bool verbose = false;
-  bool export_ib_hca = false;          // NCCL_IB_HCA = each worker's closest NIC
+  bool export_ib_hca = false;               // NCCL_IB_HCA = each worker's closest NIC
   std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 
   bool operator==(const NodePlan&) const = default;
@@ -95,8 +95,8 @@ Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t ste
 // The same for the task shape (several Slurm tasks per node, each one worker):
 // the count is Slurm's `local_tasks`; options that disagree are errors, and so
 // are more workers than GPUs in GPU mode.
-Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus,
-                                         std::uint32_t local_tasks, std::string_view node);
+Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus, std::uint32_t local_tasks,
+                                         std::string_view node);
 
 // Number of entries in a comma-separated list such as SLURM_STEP_GPUS ("" -> 0).
 std::uint32_t count_list(std::string_view list);

@@ -121,8 +121,10 @@ Status apply_environment(DdpRequest& request, const std::function<std::optional<
     if (option == "ddp" && *value == "off") {
       request.opted_out = true;
     } else if (option == "ddp-verbose") {
-      if (*value == "1") request.verbose = true;
-      else if (*value != "0") status = fail("use 0 or 1");
+      if (*value == "1")
+        request.verbose = true;
+      else if (*value != "0")
+        status = fail("use 0 or 1");
     } else {
       const DdpRequest before = request;
       status = apply_option(request, option, value->c_str());
@@ -134,10 +136,11 @@ Status apply_environment(DdpRequest& request, const std::function<std::optional<
 }
 
 Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_rank_set) {
-  static constexpr std::string_view launchers[] = {"torchrun", "mpirun", "mpiexec", "srun",
+  static constexpr std::string_view launchers[] = {"torchrun",  "mpirun",     "mpiexec",   "srun",
                                                    "deepspeed", "accelerate", "horovodrun"};
-  const auto fix = std::string("; with --ddp each node's agent starts the workers itself: run the training script "
-                               "directly (srun --ddp python train.py), or keep your launcher and add --no-ddp");
+  const auto fix = std::string(
+      "; with --ddp each node's agent starts the workers itself: run the training script "
+      "directly (srun --ddp python train.py), or keep your launcher and add --no-ddp");
   if (!argv.empty()) {
     const auto name = basename_of(argv[0]);
     for (const auto launcher : launchers)
@@ -148,8 +151,9 @@ Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_ran
         return fail("the step runs python -m " + argv[i + 1] + ", a launcher" + fix);
   }
   if (local_rank_set)
-    return fail("LOCAL_RANK is already set in the step's environment, so another launcher is at work (or a stale "
-                "export); unset LOCAL_RANK, or run this step with --no-ddp");
+    return fail(
+        "LOCAL_RANK is already set in the step's environment, so another launcher is at work (or a stale "
+        "export); unset LOCAL_RANK, or run this step with --no-ddp");
   return Ok{};
 }
 

@@ -5,10 +5,10 @@
 
 #include <cstdint>
 #include <functional>
-#include <vector>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ddp/result.hpp"
 
@@ -66,8 +66,8 @@ struct EnvEquivalent {
   const char* option;
 };
 inline constexpr EnvEquivalent kEnvEquivalents[] = {
-    {"DDP_MODE", "ddp"},         {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
-    {"DDP_PORT", "ddp-port"},    {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
+    {"DDP_MODE", "ddp"},      {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
+    {"DDP_PORT", "ddp-port"}, {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
 };
 
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given

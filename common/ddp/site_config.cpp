@@ -86,9 +86,9 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
     if (!range) return fail(range.error());
     return set_once(patch.port_range, *range, "PortRange");
   }
-  for (auto [name, field, min] : {std::tuple{"StopGrace", &patch.stop_grace, 0},
-                                   std::tuple{"RendezvousTimeout", &patch.rdzv_timeout, 1},
-                                   std::tuple{"HeartbeatTimeout", &patch.heartbeat_timeout, 1}}) {
+  for (auto [name, field, min] :
+       {std::tuple{"StopGrace", &patch.stop_grace, 0}, std::tuple{"RendezvousTimeout", &patch.rdzv_timeout, 1},
+        std::tuple{"HeartbeatTimeout", &patch.heartbeat_timeout, 1}}) {
     if (!iequals(key, name)) continue;
     auto seconds = parse_uint(value, std::uint64_t(min), 3600, name);
     if (!seconds) return fail(seconds.error() + " (seconds)");
@@ -161,10 +161,12 @@ void apply(Settings& settings, const SettingsPatch& patch) {
   if (patch.gpu_info_dir) settings.gpu_info_dir = *patch.gpu_info_dir;
   if (patch.master_interface) settings.master_interface = *patch.master_interface;
   for (const auto& e : patch.env) {
-    const auto same = std::find_if(settings.env.begin(), settings.env.end(),
-                                   [&](const EnvSetting& s) { return s.name == e.name; });
-    if (same == settings.env.end()) settings.env.push_back(e);
-    else *same = e;
+    const auto same =
+        std::find_if(settings.env.begin(), settings.env.end(), [&](const EnvSetting& s) { return s.name == e.name; });
+    if (same == settings.env.end())
+      settings.env.push_back(e);
+    else
+      *same = e;
   }
 }
 
@@ -172,8 +174,8 @@ void apply(Settings& settings, const SettingsPatch& patch) {
 
 bool is_contract_variable(std::string_view name) {
   static constexpr std::string_view owned[] = {
-      "RANK",       "LOCAL_RANK",       "WORLD_SIZE",  "LOCAL_WORLD_SIZE", "GROUP_RANK",   "GROUP_WORLD_SIZE",
-      "ROLE_NAME",  "ROLE_RANK",        "ROLE_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
+      "RANK",      "LOCAL_RANK", "WORLD_SIZE",      "LOCAL_WORLD_SIZE", "GROUP_RANK",  "GROUP_WORLD_SIZE",
+      "ROLE_NAME", "ROLE_RANK",  "ROLE_WORLD_SIZE", "MASTER_ADDR",      "MASTER_PORT", "CUDA_VISIBLE_DEVICES"};
   return std::find(std::begin(owned), std::end(owned), name) != std::end(owned) || name.starts_with("TORCHELASTIC_") ||
          name.starts_with("DDP_PLAN_");
 }

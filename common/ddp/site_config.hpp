@@ -65,15 +65,15 @@ struct SiteConfig {
 struct Settings {
   std::optional<std::string> agent;  // absent: plugstack's agent= or the built-in path
   PortRange port_range{20000, 29999};
-  std::chrono::milliseconds stop_grace{5000};  // the agent's SIGTERM -> SIGKILL grace
-  std::chrono::milliseconds rdzv_timeout{60000};     // all nodes' agents must meet within this
-  std::chrono::milliseconds heartbeat_timeout{5000};  // a node silent this long is lost
-  bool bind_cpus = true;                       // pin workers to the cores near their GPU
-  bool export_ib_hca = false;                  // NCCL_IB_HCA = the NIC closest to the GPU
-  std::string topology_file;                   // hwloc XML instead of probing (VMs, containers, tests)
+  std::chrono::milliseconds stop_grace{5000};             // the agent's SIGTERM -> SIGKILL grace
+  std::chrono::milliseconds rdzv_timeout{60000};          // all nodes' agents must meet within this
+  std::chrono::milliseconds heartbeat_timeout{5000};      // a node silent this long is lost
+  bool bind_cpus = true;                                  // pin workers to the cores near their GPU
+  bool export_ib_hca = false;                             // NCCL_IB_HCA = the NIC closest to the GPU
+  std::string topology_file;                              // hwloc XML instead of probing (VMs, containers, tests)
   std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids
   std::string master_interface;  // MASTER_ADDR = node 0's address on this interface (IPoIB); "" = NodeAddr
-  std::vector<EnvSetting> env;                 // one entry per name, the winning one
+  std::vector<EnvSetting> env;   // one entry per name, the winning one
   bool operator==(const Settings&) const = default;
 };
 

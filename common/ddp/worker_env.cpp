@@ -4,7 +4,6 @@
 
 namespace ddp {
 
-
 Environment worker_environment(const Environment& base, const NodePlan& plan, const WorkerSlot& slot,
                                const std::string& socket_ifname) {
   Environment env = base;
@@ -32,8 +31,7 @@ Environment worker_environment(const Environment& base, const NodePlan& plan, co
   env.set("TORCHELASTIC_USE_AGENT_STORE", "False");
 
   env.set_default("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
-  const WorkerPlacement* place =
-      slot.local_rank < plan.placements.size() ? &plan.placements[slot.local_rank] : nullptr;
+  const WorkerPlacement* place = slot.local_rank < plan.placements.size() ? &plan.placements[slot.local_rank] : nullptr;
   if (place && !place->cpus.empty()) {
     // As many threads as the worker has CPUs; torchrun's 1 would leave them idle.
     const auto cpus = parse_cpu_list(place->cpus);

@@ -29,8 +29,8 @@ NodePlan sample_plan() {
   p.verbose = true;
   p.export_ib_hca = true;
   for (int i = 0; i < 4; ++i)
-    p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0", std::to_string(i * 2) + "-" +
-                            std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
+    p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
+                            std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
   return p;
 }
 }  // namespace
@@ -173,7 +173,8 @@ START_TEST(tasks_per_node_expands_slurm_notation) {
   ck_assert(*t == (std::vector<std::uint32_t>{2, 2, 2, 1}));
   ck_assert(*parse_tasks_per_node("4") == std::vector<std::uint32_t>{4});
   ck_assert(*parse_tasks_per_node("1,3(x2)") == (std::vector<std::uint32_t>{1, 3, 3}));
-  for (const char* bad : {"", "x", "2(x", "2(x0)", "2,,1", "2(x3"}) ck_assert_msg(!parse_tasks_per_node(bad).ok(), "%s", bad);
+  for (const char* bad : {"", "x", "2(x", "2(x0)", "2,,1", "2(x3"})
+    ck_assert_msg(!parse_tasks_per_node(bad).ok(), "%s", bad);
 }
 END_TEST
 
@@ -215,12 +216,11 @@ START_TEST(batch_script_port_differs_from_the_steps) {
 END_TEST
 
 Suite* plan_suite() {
-  return make_suite("plan",
-                    {plan_round_trips_through_the_environment, plan_from_another_release_is_refused,
-                     plan_missing_or_inconsistent_is_refused, rank_layout_is_a_running_sum_in_node_order,
-                     port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
-                     jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
-                     count_list_counts_entries, tasks_per_node_expands_slurm_notation,
-                     task_shape_counts_are_slurms_tasks, batch_script_port_differs_from_the_steps,
-                     later_attempts_get_fresh_ports_unless_fixed});
+  return make_suite(
+      "plan", {plan_round_trips_through_the_environment, plan_from_another_release_is_refused,
+               plan_missing_or_inconsistent_is_refused, rank_layout_is_a_running_sum_in_node_order,
+               port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
+               jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
+               count_list_counts_entries, tasks_per_node_expands_slurm_notation, task_shape_counts_are_slurms_tasks,
+               batch_script_port_differs_from_the_steps, later_attempts_get_fresh_ports_unless_fixed});
 }

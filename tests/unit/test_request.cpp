@@ -116,8 +116,11 @@ std::function<std::optional<std::string>(const char*)> env_of(std::map<std::stri
 
 START_TEST(environment_equivalents_fill_in_what_options_left) {
   DdpRequest r;
-  ck_assert(apply_environment(r, env_of({{"DDP_MODE", "cpu"}, {"DDP_PROCS", "3"}, {"DDP_VERBOSE", "1"},
-                                         {"DDP_PORT", "23456"}, {"DDP_RESTARTS", "2"}}))
+  ck_assert(apply_environment(r, env_of({{"DDP_MODE", "cpu"},
+                                         {"DDP_PROCS", "3"},
+                                         {"DDP_VERBOSE", "1"},
+                                         {"DDP_PORT", "23456"},
+                                         {"DDP_RESTARTS", "2"}}))
                 .ok());
   ck_assert(r.active());
   ck_assert(r.mode == Mode::Cpu);
@@ -164,9 +167,9 @@ END_TEST
 START_TEST(launchers_inside_agent_mode_are_refused) {
   ck_assert(check_not_a_launcher({"python", "train.py"}, false).ok());
   for (const auto& argv : std::vector<std::vector<std::string>>{{"torchrun", "--nproc_per_node=4", "t.py"},
-                                                               {"/usr/bin/mpirun", "-np", "4", "a.out"},
-                                                               {"python3", "-m", "torch.distributed.run", "t.py"},
-                                                               {"srun", "python", "t.py"}}) {
+                                                                {"/usr/bin/mpirun", "-np", "4", "a.out"},
+                                                                {"python3", "-m", "torch.distributed.run", "t.py"},
+                                                                {"srun", "python", "t.py"}}) {
     const auto r = check_not_a_launcher(argv, false);
     ck_assert_msg(!r.ok(), "accepted %s", argv[0].c_str());
     CK_CONTAINS(r.error(), "--no-ddp");

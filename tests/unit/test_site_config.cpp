@@ -45,7 +45,8 @@ END_TEST
 START_TEST(slurm_style_words_keys_case_insensitive) {
   const auto c = parse_ok(
       "Agent=/opt/ddp/bin/ddp-agent portrange=21000-21999   # comment\n"
-      "RendezvousTimeout=90 HeartbeatTimeout=3 STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml GpuInfoDir=/x/gpus MasterInterface=ib0\r\n"
+      "RendezvousTimeout=90 HeartbeatTimeout=3 STOPGRACE=12 BindCpus=no ExportIbHca=yes TopologyFile=/etc/ddp/node.xml "
+      "GpuInfoDir=/x/gpus MasterInterface=ib0\r\n"
       "Env=NCCL_DEBUG=WARN ForceEnv=NCCL_NET=IB Env=\"NCCL_DEBUG_SUBSYS=INIT,NET\"\n");
   const auto s = resolve_settings(c, "p", "n", slurm_match);
   ck_assert_str_eq(s.agent->c_str(), "/opt/ddp/bin/ddp-agent");

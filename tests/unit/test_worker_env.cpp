@@ -103,5 +103,5 @@ END_TEST
 Suite* worker_env_suite() {
   return make_suite("worker_env", {torchrun_contract_variables, contract_owns_ranks_user_owns_tunables,
                                    plan_variables_do_not_reach_workers, single_worker_keeps_default_threads,
-                     placement_sets_threads_device_order_and_hca});
+                                   placement_sets_threads_device_order_and_hca});
 }
