@@ -26,6 +26,7 @@ Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
 Suite* binding_suite();
+Suite* trainer_data_suite();
 Suite* rdzv_protocol_suite();
 Suite* output_suite();
 
