@@ -27,6 +27,7 @@ Suite* netif_suite();
 Suite* agent_suite();
 Suite* binding_suite();
 Suite* trainer_data_suite();
+Suite* trainer_math_suite();
 Suite* rdzv_protocol_suite();
 Suite* output_suite();
 

@@ -1,0 +1,61 @@
+#include "model/layers.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "model/kernels.hpp"
+
+namespace ddp::train::cpu {
+
+void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in, int out) {
+  for (int r = 0; r < batch; ++r) std::copy(b, b + out, y + std::size_t(r) * out);  // y = b, then y += x W^T
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, x, in, w, in, 1.0f, y, out);
+}
+
+void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, int batch,
+                     int in, int out) {
+  // dW += dY^T X  ([out x B] [B x in]); gradients accumulate (micro-batches).
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f, dy, out, x, in, 1.0f, dw, in);
+  for (int r = 0; r < batch; ++r)
+    for (int o = 0; o < out; ++o) db[o] += dy[std::size_t(r) * out + o];
+  if (dx)  // dX = dY W  ([B x out] [out x in])
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in);
+}
+
+void relu_forward(const float* x, float* y, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = relu(x[i]);
+}
+
+void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) dx[i] = ddp::train::relu_backward(y[i], dy[i]);
+}
+
+float cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes) {
+  double loss = 0;
+  for (int r = 0; r < batch; ++r) {
+    const float* z = logits + std::size_t(r) * classes;
+    float* d = dlogits + std::size_t(r) * classes;
+    const float zmax = *std::max_element(z, z + classes);  // subtract the max: exp() must not overflow
+    double sum = 0;
+    for (int c = 0; c < classes; ++c) sum += std::exp(double(z[c] - zmax));
+    const double log_sum = std::log(sum) + zmax;
+    loss += log_sum - z[labels[r]];
+    for (int c = 0; c < classes; ++c)
+      d[c] = float((std::exp(double(z[c]) - log_sum) - (c == labels[r] ? 1.0 : 0.0)) / batch);
+  }
+  return float(loss / batch);
+}
+
+float mse(const float* pred, const float* target, float* dpred, std::size_t n) {
+  double loss = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double diff = double(pred[i]) - target[i];
+    loss += diff * diff;
+    dpred[i] = float(2.0 * diff / double(n));
+  }
+  return float(loss / double(n));
+}
+
+}  // namespace ddp::train::cpu
