@@ -148,7 +148,7 @@ void Coordinator::handle_response(std::uint64_t id, Peer& peer, const rdzv::Mess
   const auto node = m.get_uint("node", 0, config_.nnodes ? config_.nnodes - 1 : 0);
   const auto cnonce = m.get("cnonce");
   const auto mac = m.get("mac");
-  if (!node || !cnonce || !mac || cnonce->size() != 64 ||
+  if (!node || !cnonce || !mac || !rdzv::check_nonce(*cnonce) ||
       !rdzv::mac_equal(
           *mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce))) {
     // Not one of this step's agents: another job, a stale agent, a port scan.

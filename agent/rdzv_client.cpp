@@ -117,6 +117,7 @@ void RdzvClient::on_message(const rdzv::Message& m) {
         return lost("the rendezvous on node 0 speaks protocol " + m.get("version").value_or("?") + ", this agent " +
                     std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node");
       server_nonce_ = m.get("nonce").value_or("");
+      if (!rdzv::check_nonce(server_nonce_)) return lost("malformed CHALLENGE from the rendezvous on node 0");
       client_nonce_ = rdzv::random_hex(32);
       rdzv::Message response{"RESPONSE", {}};
       response.set("node", config_.node_rank)

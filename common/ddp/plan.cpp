@@ -174,14 +174,6 @@ std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt) {
 
 namespace ddp {
 
-std::uint32_t count_list(std::string_view list) {
-  list = trim(list);
-  if (list.empty()) return 0;
-  std::uint32_t n = 1;
-  for (const char c : list) n += c == ',';
-  return n;
-}
-
 Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus, std::uint32_t local_tasks,
                                          std::string_view node) {
   const std::string on = " on node " + std::string(node);

@@ -98,8 +98,6 @@ Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t ste
 Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus, std::uint32_t local_tasks,
                                          std::string_view node);
 
-// Number of entries in a comma-separated list such as SLURM_STEP_GPUS ("" -> 0).
-std::uint32_t count_list(std::string_view list);
 
 }  // namespace ddp
 

@@ -159,14 +159,6 @@ START_TEST(workers_cpu_and_gpu_errors_name_the_fix) {
 }
 END_TEST
 
-START_TEST(count_list_counts_entries) {
-  ck_assert_uint_eq(count_list(""), 0);
-  ck_assert_uint_eq(count_list(" "), 0);
-  ck_assert_uint_eq(count_list("3"), 1);
-  ck_assert_uint_eq(count_list("0,1,2,3"), 4);
-}
-END_TEST
-
 START_TEST(tasks_per_node_expands_slurm_notation) {
   const auto t = parse_tasks_per_node("2(x3),1");
   ck_assert(t.ok());
@@ -221,6 +213,6 @@ Suite* plan_suite() {
                plan_missing_or_inconsistent_is_refused, rank_layout_is_a_running_sum_in_node_order,
                port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
                jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
-               count_list_counts_entries, tasks_per_node_expands_slurm_notation, task_shape_counts_are_slurms_tasks,
+               tasks_per_node_expands_slurm_notation, task_shape_counts_are_slurms_tasks,
                batch_script_port_differs_from_the_steps, later_attempts_get_fresh_ports_unless_fixed});
 }
