@@ -14,13 +14,15 @@ if(NOT DDP_CUDA STREQUAL "OFF")
     # CMake 3.25 knows no C++20 dialect flag for nvcc; the .cu files keep to C++17.
     set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+    # No GPU here to ask; build for the data-centre GPUs sites run today
+    # (A100 = 80, H100/H200 = 90). Set before enable_language(CUDA), which
+    # otherwise picks the toolkit's default (75 for CUDA 13).
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(DDP_HAVE_CUDA ON)
-    # No GPU here to ask; build for the data-centre GPUs sites run today.
-    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES OR CMAKE_CUDA_ARCHITECTURES STREQUAL "52")
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)
-    endif()
     add_library(ddp_nccl INTERFACE)
     target_include_directories(ddp_nccl INTERFACE ${NCCL_INCLUDE_DIR})
     target_link_libraries(ddp_nccl INTERFACE ${NCCL_LIBRARY})

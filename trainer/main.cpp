@@ -1,20 +1,94 @@
-// ddp-train: the native C++ data-parallel trainer. This release ships its
-// skeleton only: the build (CPU always, CUDA + NCCL when the toolkit exists)
-// and the command line. Training arrives with its own issue.
+// ddp-train: the native C++ data-parallel trainer. Reads torchrun's worker
+// environment, so it runs under srun --ddp, ddp-agent and torchrun alike.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-#include <cstring>
 
 #include "ddp/version.hpp"
-#include "gpu_info.hpp"
+#include "gpu_backend.hpp"
+#include "train/options.hpp"
+#include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
-  if (argc > 1 && (std::strcmp(argv[1], "--version") == 0)) {
-    std::printf("ddp-train %s\n", ddp::kVersion);
-    std::printf("gpu backend: %s\n", ddp::train::gpu_backend_description().c_str());
-    return 0;
+  using ddp::train::TrainOptions;
+  TrainOptions o;
+  CLI::App app{
+      "ddp-train: data-parallel training in C++ (MLP, autoencoder, linear regression).\n"
+      "One process per rank, started by srun --ddp, ddp-agent or torchrun (RANK, WORLD_SIZE,\n"
+      "MASTER_ADDR, MASTER_PORT, ...); with none of those set it trains alone.",
+      "ddp-train"};
+  app.set_version_flag("--version",
+                       std::string("ddp-train ") + ddp::kVersion + "\ngpu backend: " +
+                           ddp::train::gpu_backend_description());
+
+  app.add_option("--model", o.model, "mlp (classifier, cross-entropy), ae (autoencoder, MSE), linear (regression)")
+      ->check(CLI::IsMember({"mlp", "ae", "linear"}))
+      ->capture_default_str();
+  auto* hidden = app.add_option("--hidden", o.hidden,
+                                "hidden layer widths, comma separated (default mlp 256,128; ae 128,128,128)")
+                     ->delimiter(',');
+  app.add_option("--data", o.data,
+                 "IDX directory (MNIST layout, e.g. /usr/share/datasets/fashion-mnist) or 'synthetic'")
+      ->capture_default_str();
+  app.add_option("--limit-train", o.limit_train, "use only the first N training rows (0 = all)");
+  app.add_option("--limit-test", o.limit_test, "use only the first N test rows (0 = all)");
+  app.add_option("--synthetic-rows", o.synthetic_train, "training rows of --data synthetic")->capture_default_str();
+  app.add_option("--epochs", o.epochs, "epochs to train")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--batch-size", o.batch_size, "GLOBAL batch: split over all ranks and accumulation steps")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--accum-steps", o.accum_steps, "gradient accumulation: micro-batches per optimizer step")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (default: adam for ae, else sgd)")
+      ->check(CLI::IsMember({"sgd", "adam"}));
+  app.add_option("--lr", o.lr, "learning rate (default: sgd 0.05, adam 0.001)")->check(CLI::PositiveNumber);
+  app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  app.add_option("--seed", o.seed, "initialisation, shuffling and synthetic data")->capture_default_str();
+  app.add_flag("!--no-shuffle", o.shuffle, "visit the training rows in order");
+  app.add_option("--device", o.device, "cpu (OpenBLAS + Gloo) or cuda (cuBLAS + NCCL, one GPU per rank)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_option("--threads", o.threads, "BLAS threads per rank (default: OMP_NUM_THREADS, else 1)");
+  app.add_flag("!--no-shm", o.shared_memory,
+               "reduce between the ranks of a node over Gloo TCP instead of shared memory");
+  app.add_option("--first-bucket-mb", o.first_bucket_mb, "size of the first gradient bucket")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--bucket-mb", o.bucket_mb, "size of the other gradient buckets")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--bootstrap-timeout", o.bootstrap_timeout_s, "seconds to wait for every rank at start-up")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--comm-timeout", o.comm_timeout_s, "seconds a collective may take before the run fails")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--metrics", o.metrics, "JSON Lines file: one record per epoch and a final one (rank 0)");
+  app.add_option("--snapshot-dir", o.snapshot_dir, "where rank 0 saves snapshots and every run resumes from");
+  app.add_option("--save-every", o.save_every, "epochs between snapshots (0 = only on SIGUSR1)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--save-every-steps", o.save_every_steps, "optimizer steps between snapshots (0 = off)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--keep", o.keep, "snapshots to keep")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_flag("!--no-resume", o.resume, "start from scratch even if --snapshot-dir holds a snapshot");
+  app.add_option("--on-preempt", o.on_preempt, "after SIGUSR1's snapshot: continue or exit")
+      ->check(CLI::IsMember({"continue", "exit"}))
+      ->capture_default_str();
+  app.add_flag("--log-all-ranks", o.log_all_ranks, "log from every rank, not only rank 0");
+  app.add_flag("-v,--verbose", o.verbose, "more detail (bucket layout)");
+  app.add_option("--dump-params", o.dump_params, "rank 0 writes the final parameters (raw float32) to FILE");
+  app.add_option("--crash-at-step", o.crash_at_step,
+                 "testing: the rank --crash-rank (default the last) SIGKILLs itself at this global step, "
+                 "first attempt only");
+  app.add_option("--crash-rank", o.crash_rank, "testing: which rank --crash-at-step kills");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
-  std::fprintf(stderr,
-               "ddp-train: training is not in this release yet (only --version works); "
-               "use a PyTorch script with srun --ddp or ddp-agent meanwhile\n");
-  return 2;
+  o.hidden_given = hidden->count() > 0;
+  return ddp::train::run_training(o);
 }

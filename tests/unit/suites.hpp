@@ -28,6 +28,8 @@ Suite* agent_suite();
 Suite* binding_suite();
 Suite* trainer_data_suite();
 Suite* trainer_math_suite();
+Suite* trainer_model_suite();
+Suite* trainer_dist_suite();
 Suite* rdzv_protocol_suite();
 Suite* output_suite();
 

@@ -1,29 +1,35 @@
-// Compiled by nvcc, linked with NCCL. Nothing here needs a GPU to run:
-// ncclGetVersion and cudaRuntimeGetVersion answer without one.
+// The GPU backend's entry points (gpu_backend.hpp). Compiled by nvcc, linked
+// with NCCL. gpu_backend_description() needs no GPU: ncclGetVersion and
+// cudaRuntimeGetVersion answer without one.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <string>
 
-#include "gpu_info.hpp"
+#include "cuda/cuda_context.cuh"
+#include "gpu_backend.hpp"
 
 namespace ddp::train {
-
-// A device kernel so that this translation unit proves device code builds for
-// the configured architectures; it is launched by the GPU smoke tests later.
-__global__ void fill_kernel(float* out, float value, int n) {
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = value;
-}
 
 std::string gpu_backend_description() {
   int nccl = 0;
   int runtime = 0;
   ncclGetVersion(&nccl);
   cudaRuntimeGetVersion(&runtime);
-  return "CUDA runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
-         ", NCCL " + std::to_string(nccl / 10000) + "." + std::to_string(nccl / 100 % 100) + "." +
-         std::to_string(nccl % 100) + " (compiled; GPU execution untested on this build machine)";
+  return "CUDA runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) + ", NCCL " +
+         std::to_string(nccl / 10000) + "." + std::to_string(nccl / 100 % 100) + "." + std::to_string(nccl % 100);
+}
+
+Result<GpuBackend> make_gpu_backend(const GpuBackendConfig& config) {
+  // Selects the device (cudaSetDevice(local_rank)) before anything else touches CUDA.
+  auto context = cuda::make_cuda_context(config.local_rank);
+  if (!context) return fail(context.error());
+  GpuBackend backend;
+  backend.ops = cuda::make_cuda_ops(*context);
+  auto comm = cuda::make_nccl_collectives(*context, config);
+  if (!comm) return fail(comm.error());
+  backend.comm = std::move(comm).value();
+  return Result<GpuBackend>(std::move(backend));
 }
 
 }  // namespace ddp::train

@@ -33,4 +33,31 @@ DDP_HD inline void adam_step(float& w, float& m, float& v, float g, float lr, fl
   w -= lr * m_hat / (sqrtf(v_hat) + eps);
 }
 
+// Softmax cross-entropy of one row of logits z[classes] whose true class is
+// `label`, as part of a mean over `batch` rows: returns the row's loss
+// -log softmax(z)[label] and writes d[c] = (softmax(z)[c] - [c == label]) / batch,
+// the gradient of the batch mean. The row max is subtracted before exp() so it
+// cannot overflow; sums run in double. The CUDA kernel runs this per row.
+DDP_HD inline double cross_entropy_row(const float* z, int label, int classes, int batch, float* d) {
+  float zmax = z[0];
+  for (int c = 1; c < classes; ++c) zmax = z[c] > zmax ? z[c] : zmax;
+  double sum = 0;
+  for (int c = 0; c < classes; ++c) sum += exp(double(z[c] - zmax));
+  const double log_sum = log(sum) + zmax;
+  double z_label = 0;  // read inside the loop: a bad label never indexes past the row
+  for (int c = 0; c < classes; ++c) {
+    if (c == label) z_label = z[c];
+    d[c] = float((exp(double(z[c]) - log_sum) - (c == label ? 1.0 : 0.0)) / batch);
+  }
+  return log_sum - z_label;
+}
+
+// Index of the first largest of z[0..n) (std::max_element's choice on ties).
+DDP_HD inline int argmax_row(const float* z, int n) {
+  int best = 0;
+  for (int c = 1; c < n; ++c)
+    if (z[c] > z[best]) best = c;
+  return best;
+}
+
 }  // namespace ddp::train

@@ -33,18 +33,11 @@ void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
 }
 
 float cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes) {
+  // The per-row math is shared with the CUDA kernel (model/kernels.hpp).
   double loss = 0;
-  for (int r = 0; r < batch; ++r) {
-    const float* z = logits + std::size_t(r) * classes;
-    float* d = dlogits + std::size_t(r) * classes;
-    const float zmax = *std::max_element(z, z + classes);  // subtract the max: exp() must not overflow
-    double sum = 0;
-    for (int c = 0; c < classes; ++c) sum += std::exp(double(z[c] - zmax));
-    const double log_sum = std::log(sum) + zmax;
-    loss += log_sum - z[labels[r]];
-    for (int c = 0; c < classes; ++c)
-      d[c] = float((std::exp(double(z[c]) - log_sum) - (c == labels[r] ? 1.0 : 0.0)) / batch);
-  }
+  for (int r = 0; r < batch; ++r)
+    loss += cross_entropy_row(logits + std::size_t(r) * classes, labels[r], classes, batch,
+                              dlogits + std::size_t(r) * classes);
   return float(loss / batch);
 }
 

@@ -1,0 +1,376 @@
+// CudaOps: the arithmetic of a training step on one GPU (llm.c style: one
+// small kernel per operation, cuBLAS for the matrix products). Every call only
+// enqueues work on the compute stream of the CudaContext; nothing waits for
+// the GPU except download() and synchronize(). Elementwise math comes from
+// model/kernels.hpp, the same functions the CPU backend runs.
+//
+// Layouts: the Ops interface is row-major (PyTorch's); cuBLAS is column-major.
+// A row-major [r x c] matrix in memory IS the column-major [c x r] matrix, its
+// transpose, with leading dimension c. So each product below is written for
+// the transposes, and the comments spell out the mapping.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cuda/cuda_context.cuh"
+#include "cuda/cuda_ops.hpp"
+#include "model/kernels.hpp"
+
+namespace ddp::train::cuda {
+namespace {
+
+// Threads per block: a multiple of the warp size (block_sum() relies on whole
+// warps) and small enough that every kernel here fits any GPU.
+constexpr int kThreads = 256;
+
+// Blocks for n work items. Kernels loop with a grid stride, so capping the
+// grid only makes each thread do more items; 2^16 blocks fill any GPU.
+unsigned blocks_for(std::size_t n) {
+  const std::size_t blocks = (n + kThreads - 1) / kThreads;
+  return unsigned(std::min<std::size_t>(blocks, std::size_t(1) << 16));
+}
+
+// Blocks for a reduction into one float: each block adds its partial sum
+// with one float atomicAdd, so fewer blocks mean fewer roundings of the total.
+unsigned reduce_blocks_for(std::size_t n) { return std::min(blocks_for(n), 1024u); }
+
+// Grid-stride loop indices in size_t: a buffer may hold more than 2^31 floats.
+__device__ std::size_t first_index() { return std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
+__device__ std::size_t index_stride() { return std::size_t(gridDim.x) * blockDim.x; }
+
+// The sum of v over the block, valid in thread 0. Every thread of the block
+// must call it (no early return before it), once per kernel.
+__device__ double block_sum(double v) {
+  __shared__ double warp_sums[32];  // at most 1024 threads = 32 warps
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();
+  v = 0.0;
+  if (warp == 0) {
+    if (lane < int(blockDim.x / 32)) v = warp_sums[lane];
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  }
+  return v;
+}
+
+// ---------------------------------------------------------------------------
+// Kernels
+
+__global__ void fill_kernel(float* x, float value, std::size_t n) {
+  for (std::size_t i = first_index(); i < n; i += index_stride()) x[i] = value;
+}
+
+__global__ void scale_kernel(float* x, float factor, std::size_t n) {
+  for (std::size_t i = first_index(); i < n; i += index_stride()) x[i] *= factor;
+}
+
+__global__ void add_kernel(float* acc, const float* x, std::size_t n) {
+  for (std::size_t i = first_index(); i < n; i += index_stride()) acc[i] += x[i];
+}
+
+// One thread per output float: consecutive threads copy consecutive floats of
+// a row, so the reads and writes coalesce.
+__global__ void gather_rows_kernel(const float* table, const int* index, int count, int row, float* out) {
+  const std::size_t n = std::size_t(count) * row;
+  for (std::size_t i = first_index(); i < n; i += index_stride()) {
+    const std::size_t r = i / row;
+    const std::size_t c = i % row;
+    out[i] = table[std::size_t(index[r]) * row + c];
+  }
+}
+
+__global__ void gather_labels_kernel(const int* table, const int* index, int count, int* out) {
+  for (std::size_t i = first_index(); i < std::size_t(count); i += index_stride()) out[i] = table[index[i]];
+}
+
+// y[r, :] = b for every row; the product is then accumulated on top (beta = 1).
+__global__ void broadcast_bias_kernel(const float* b, float* y, int batch, int out) {
+  const std::size_t n = std::size_t(batch) * out;
+  for (std::size_t i = first_index(); i < n; i += index_stride()) y[i] = b[i % out];
+}
+
+// db[o] += sum over rows of dy[r, o]. One thread per column: neighbouring
+// threads read neighbouring floats of each row (coalesced), and each column
+// is summed in row order like the CPU, with no atomics (deterministic).
+__global__ void column_sum_kernel(const float* dy, float* db, int batch, int out) {
+  for (std::size_t o = first_index(); o < std::size_t(out); o += index_stride()) {
+    float sum = 0.0f;
+    for (int r = 0; r < batch; ++r) sum += dy[std::size_t(r) * out + o];
+    db[o] += sum;
+  }
+}
+
+__global__ void relu_forward_kernel(const float* x, float* y, std::size_t n) {
+  for (std::size_t i = first_index(); i < n; i += index_stride()) y[i] = relu(x[i]);
+}
+
+__global__ void relu_backward_kernel(const float* y, const float* dy, float* dx, std::size_t n) {
+  for (std::size_t i = first_index(); i < n; i += index_stride()) dx[i] = ddp::train::relu_backward(y[i], dy[i]);
+}
+
+// One thread per row (the class count is small: 10 for Fashion-MNIST). Each
+// block sums its rows' losses in double, then adds one float to *loss_acc.
+__global__ void cross_entropy_kernel(const float* logits, const int* labels, float* dlogits, int batch, int classes,
+                                     float scale, float* loss_acc) {
+  double loss = 0.0;
+  for (std::size_t r = first_index(); r < std::size_t(batch); r += index_stride()) {
+    const float* z = logits + r * classes;
+    float* d = dlogits + r * classes;
+    loss += cross_entropy_row(z, labels[r], classes, batch, d);
+    if (scale != 1.0f)  // as the CPU backend does: scale the finished gradient in float
+      for (int c = 0; c < classes; ++c) d[c] *= scale;
+  }
+  loss = block_sum(loss);
+  if (threadIdx.x == 0 && loss != 0.0) atomicAdd(loss_acc, float(double(scale) * loss / batch));
+}
+
+// PyTorch's MSELoss: mean over all n elements; d/dpred = 2 (pred - target) / n.
+__global__ void mse_kernel(const float* pred, const float* target, float* dpred, std::size_t n, float scale,
+                           float* loss_acc) {
+  double loss = 0.0;
+  for (std::size_t i = first_index(); i < n; i += index_stride()) {
+    const double diff = double(pred[i]) - target[i];
+    loss += diff * diff;
+    dpred[i] = float(2.0 * diff / double(n)) * scale;
+  }
+  loss = block_sum(loss);
+  if (threadIdx.x == 0 && loss != 0.0) atomicAdd(loss_acc, float(double(scale) * loss / double(n)));
+}
+
+__global__ void count_correct_kernel(const float* logits, const int* labels, int batch, int classes, float* acc) {
+  double correct = 0.0;
+  for (std::size_t r = first_index(); r < std::size_t(batch); r += index_stride())
+    if (argmax_row(logits + r * classes, classes) == labels[r]) correct += 1.0;
+  correct = block_sum(correct);
+  if (threadIdx.x == 0 && correct != 0.0) atomicAdd(acc, float(correct));
+}
+
+__global__ void sum_squared_error_kernel(const float* pred, const float* target, std::size_t n, float* acc) {
+  double sum = 0.0;
+  for (std::size_t i = first_index(); i < n; i += index_stride()) {
+    const double diff = pred[i] - target[i];  // float difference, as the CPU backend computes it
+    sum += diff * diff;
+  }
+  sum = block_sum(sum);
+  if (threadIdx.x == 0 && sum != 0.0) atomicAdd(acc, float(sum));
+}
+
+__global__ void sgd_momentum_kernel(float* w, float* velocity, const float* g, std::size_t n, float lr,
+                                    float momentum) {
+  for (std::size_t i = first_index(); i < n; i += index_stride())
+    sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
+}
+
+__global__ void adam_kernel(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1,
+                            float beta2, float eps, int step) {
+  for (std::size_t i = first_index(); i < n; i += index_stride())
+    adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, step);
+}
+
+// ---------------------------------------------------------------------------
+
+class CudaOps final : public Ops {
+ public:
+  explicit CudaOps(std::shared_ptr<CudaContext> context) : ctx_(std::move(context)), stream_(ctx_->stream) {
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx_->device));
+    char bus_id[32] = {};
+    CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ctx_->device));
+    name_ = "cuda:" + std::to_string(ctx_->device) + " (" + prop.name + ", PCI " + bus_id + ", " +
+            std::to_string(prop.totalGlobalMem >> 30) + " GiB, sm_" + std::to_string(prop.major) +
+            std::to_string(prop.minor) + ")";
+  }
+
+  std::string name() const override { return name_; }
+
+  // Zero-filled on the compute stream, so every later use (all on that
+  // stream, or ordered after it by an event) sees the zeros.
+  float* alloc(std::size_t n) override { return static_cast<float*>(zeroed(n * sizeof(float))); }
+  int* alloc_int(std::size_t n) override { return static_cast<int*>(zeroed(n * sizeof(int))); }
+  void release(void* p) override { CUDA_CHECK(cudaFree(p)); }  // cudaFree waits for work using p
+
+  float* alloc_host(std::size_t n) override {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMallocHost(&p, std::max<std::size_t>(n, 1) * sizeof(float)));  // page-locked: async copies
+    std::fill_n(static_cast<float*>(p), n, 0.0f);
+    return static_cast<float*>(p);
+  }
+  void release_host(float* p) override { CUDA_CHECK(cudaFreeHost(p)); }
+
+  // Uploads go through the compute stream, not cudaMemcpy: the legacy default
+  // stream does not wait for a non-blocking stream, so a plain cudaMemcpy
+  // could land before the zero-fill of alloc() that is still queued there.
+  // Waiting afterwards lets the caller reuse its (pageable) buffer at once.
+  void upload(float* dst, const float* host_src, std::size_t n) override {
+    upload_bytes(dst, host_src, n * sizeof(float));
+  }
+  void upload_int(int* dst, const int* host_src, std::size_t n) override {
+    upload_bytes(dst, host_src, n * sizeof(int));
+  }
+
+  void download(float* host_dst, const float* src, std::size_t n) override {
+    if (n == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(host_dst, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void download_async(float* host_dst, const float* src, std::size_t n) override {
+    if (n == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(host_dst, src, n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  }
+  void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  void fill(float* x, float value, std::size_t n) override {
+    if (n == 0) return;
+    fill_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(x, value, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void copy(float* dst, const float* src, std::size_t n) override {
+    if (n == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  }
+  void scale(float* x, float factor, std::size_t n) override {
+    if (n == 0) return;
+    scale_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(x, factor, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void add(float* acc, const float* x, std::size_t n) override {
+    if (n == 0) return;
+    add_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(acc, x, n);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void gather_rows(const float* table, const int* index, int count, int row, float* out) override {
+    const std::size_t n = std::size_t(count) * row;
+    if (count <= 0 || row <= 0) return;
+    gather_rows_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(table, index, count, row, out);
+    CUDA_CHECK_LAUNCH();
+  }
+  void gather_labels(const int* table, const int* index, int count, int* out) override {
+    if (count <= 0) return;
+    gather_labels_kernel<<<blocks_for(count), kThreads, 0, stream_>>>(table, index, count, out);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  // y[B x out] = x[B x in] W^T + b, W[out x in].
+  // Column-major view: y^T[out x B] = W[out x in] x^T[in x B], where
+  //   W   is stored as column-major W^T [in x out], ld = in  -> op T gives W,
+  //   x^T is stored as column-major     [in x B],   ld = in  -> op N,
+  //   y^T is stored as column-major     [out x B],  ld = out.
+  void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in, int out) override {
+    if (batch <= 0 || out <= 0) return;
+    const std::size_t n = std::size_t(batch) * out;
+    broadcast_bias_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(b, y, batch, out);
+    CUDA_CHECK_LAUNCH();
+    const float one = 1.0f;
+    CUBLAS_CHECK(cublasSgemm(ctx_->cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, w, in, x, in, &one, y, out));
+  }
+
+  void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, int batch,
+                       int in, int out) override {
+    if (batch <= 0 || out <= 0 || in <= 0) return;
+    const float one = 1.0f;
+    const float zero = 0.0f;
+    // dW[out x in] += dY^T X. Column-major view: dW^T[in x out] += X^T[in x B] dY[B x out], where
+    //   X^T is x as stored, column-major [in x B], ld = in   -> op N,
+    //   dY  is dy stored as column-major dY^T [out x B], ld = out -> op T,
+    //   dW^T is dw as stored, column-major [in x out], ld = in; beta = 1 accumulates.
+    CUBLAS_CHECK(
+        cublasSgemm(ctx_->cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch, &one, x, in, dy, out, &one, dw, in));
+    // db[out] += column sums of dY.
+    column_sum_kernel<<<blocks_for(out), kThreads, 0, stream_>>>(dy, db, batch, out);
+    CUDA_CHECK_LAUNCH();
+    // dX[B x in] = dY W. Column-major view: dX^T[in x B] = W^T[in x out] dY^T[out x B], where
+    //   W^T is w as stored, column-major [in x out], ld = in  -> op N,
+    //   dY^T is dy as stored, column-major [out x B], ld = out -> op N,
+    //   dX^T is dx as stored, column-major [in x B], ld = in; beta = 0 overwrites.
+    if (dx)
+      CUBLAS_CHECK(
+          cublasSgemm(ctx_->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out, &one, w, in, dy, out, &zero, dx, in));
+  }
+
+  void relu_forward(const float* x, float* y, std::size_t n) override {
+    if (n == 0) return;
+    relu_forward_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(x, y, n);
+    CUDA_CHECK_LAUNCH();
+  }
+  void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) override {
+    if (n == 0) return;
+    relu_backward_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(y, dy, dx, n);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes, float scale,
+                     float* loss_acc) override {
+    if (batch <= 0 || classes <= 0) return;
+    cross_entropy_kernel<<<reduce_blocks_for(batch), kThreads, 0, stream_>>>(logits, labels, dlogits, batch, classes,
+                                                                             scale, loss_acc);
+    CUDA_CHECK_LAUNCH();
+  }
+  void mse(const float* pred, const float* target, float* dpred, std::size_t n, float scale, float* loss_acc) override {
+    if (n == 0) return;
+    mse_kernel<<<reduce_blocks_for(n), kThreads, 0, stream_>>>(pred, target, dpred, n, scale, loss_acc);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void count_correct(const float* logits, const int* labels, int batch, int classes, float* acc) override {
+    if (batch <= 0 || classes <= 0) return;
+    count_correct_kernel<<<reduce_blocks_for(batch), kThreads, 0, stream_>>>(logits, labels, batch, classes, acc);
+    CUDA_CHECK_LAUNCH();
+  }
+  void sum_squared_error(const float* pred, const float* target, std::size_t n, float* acc) override {
+    if (n == 0) return;
+    sum_squared_error_kernel<<<reduce_blocks_for(n), kThreads, 0, stream_>>>(pred, target, n, acc);
+    CUDA_CHECK_LAUNCH();
+  }
+
+  void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) override {
+    if (n == 0) return;
+    sgd_momentum_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, velocity, g, n, lr, momentum);
+    CUDA_CHECK_LAUNCH();
+  }
+  void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2, float eps,
+            int step) override {
+    if (n == 0) return;
+    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, step);
+    CUDA_CHECK_LAUNCH();
+  }
+
+ private:
+  void* zeroed(std::size_t bytes) {
+    if (bytes == 0) return nullptr;
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, bytes));
+    CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_));
+    return p;
+  }
+
+  void upload_bytes(void* dst, const void* host_src, std::size_t bytes) {
+    if (bytes == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  std::shared_ptr<CudaContext> ctx_;  // keeps the stream and the cuBLAS handle alive
+  cudaStream_t stream_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops> make_cuda_ops(std::shared_ptr<CudaContext> context) {
+  return std::make_unique<CudaOps>(std::move(context));
+}
+
+}  // namespace ddp::train::cuda
+
+namespace ddp::train {
+
+Result<std::unique_ptr<Ops>> make_cuda_ops(int device) {
+  auto context = cuda::make_cuda_context(device);
+  if (!context) return fail(context.error());
+  return cuda::make_cuda_ops(std::move(context).value());
+}
+
+}  // namespace ddp::train

@@ -1,0 +1,120 @@
+// Ops on the host: OpenBLAS sgemm for the products, loops over the shared
+// elementwise kernels (model/kernels.hpp) for the rest. Everything runs at
+// once on the calling thread, so synchronize() has nothing to wait for.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "model/kernels.hpp"
+#include "model/layers.hpp"
+#include "model/ops.hpp"
+
+namespace ddp::train {
+namespace {
+
+class CpuOps final : public Ops {
+ public:
+  explicit CpuOps(int threads) : threads_(threads) {
+    // One BLAS thread per worker by default: a node runs one worker per core
+    // group, and oversubscribed BLAS threads cost more than they give.
+    openblas_set_num_threads(threads);
+  }
+  std::string name() const override {
+    return "cpu (" + std::string(openblas_get_config()) + ", " + std::to_string(threads_) + " thread" +
+           (threads_ == 1 ? "" : "s") + ")";
+  }
+
+  float* alloc(std::size_t n) override { return static_cast<float*>(zeroed(n * sizeof(float))); }
+  int* alloc_int(std::size_t n) override { return static_cast<int*>(zeroed(n * sizeof(int))); }
+  void release(void* p) override { std::free(p); }
+  float* alloc_host(std::size_t n) override { return alloc(n); }
+  void release_host(float* p) override { std::free(p); }
+
+  void upload(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void upload_int(int* dst, const int* src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void download(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void download_async(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void synchronize() override {}
+
+  void fill(float* x, float value, std::size_t n) override { std::fill(x, x + n, value); }
+  void copy(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void scale(float* x, float factor, std::size_t n) override {
+    for (std::size_t i = 0; i < n; ++i) x[i] *= factor;
+  }
+  void add(float* acc, const float* x, std::size_t n) override {
+    for (std::size_t i = 0; i < n; ++i) acc[i] += x[i];
+  }
+
+  void gather_rows(const float* table, const int* index, int count, int row, float* out) override {
+    for (int i = 0; i < count; ++i)
+      std::memcpy(out + std::size_t(i) * row, table + std::size_t(index[i]) * row, sizeof(float) * row);
+  }
+  void gather_labels(const int* table, const int* index, int count, int* out) override {
+    for (int i = 0; i < count; ++i) out[i] = table[index[i]];
+  }
+
+  void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in,
+                      int out) override {
+    cpu::linear_forward(x, w, b, y, batch, in, out);
+  }
+  void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, int batch,
+                       int in, int out) override {
+    cpu::linear_backward(x, w, dy, dw, db, dx, batch, in, out);
+  }
+  void relu_forward(const float* x, float* y, std::size_t n) override { cpu::relu_forward(x, y, n); }
+  void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) override {
+    cpu::relu_backward(y, dy, dx, n);
+  }
+
+  void cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes, float scale,
+                     float* loss_acc) override {
+    const float loss = cpu::cross_entropy(logits, labels, dlogits, batch, classes);
+    if (scale != 1.0f) this->scale(dlogits, scale, std::size_t(batch) * classes);
+    *loss_acc += scale * loss;
+  }
+  void mse(const float* pred, const float* target, float* dpred, std::size_t n, float scale,
+           float* loss_acc) override {
+    const float loss = cpu::mse(pred, target, dpred, n);
+    if (scale != 1.0f) this->scale(dpred, scale, n);
+    *loss_acc += scale * loss;
+  }
+
+  void count_correct(const float* logits, const int* labels, int batch, int classes, float* acc) override {
+    for (int r = 0; r < batch; ++r) {
+      const float* z = logits + std::size_t(r) * classes;
+      if (argmax_row(z, classes) == labels[r]) *acc += 1.0f;
+    }
+  }
+  void sum_squared_error(const float* pred, const float* target, std::size_t n, float* acc) override {
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += double(pred[i] - target[i]) * double(pred[i] - target[i]);
+    *acc += float(sum);
+  }
+
+  void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) override {
+    for (std::size_t i = 0; i < n; ++i) sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
+  }
+  void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
+            float eps, int step) override {
+    for (std::size_t i = 0; i < n; ++i) adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, step);
+  }
+
+ private:
+  static void* zeroed(std::size_t bytes) {
+    // 64-byte aligned for sgemm; calloc's zero pages cost nothing until touched.
+    const std::size_t rounded = (bytes + 63) / 64 * 64;
+    void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+    if (!p) throw std::bad_alloc();
+    std::memset(p, 0, rounded);
+    return p;
+  }
+  int threads_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops> make_cpu_ops(int threads) { return std::make_unique<CpuOps>(threads < 1 ? 1 : threads); }
+
+}  // namespace ddp::train

@@ -1,0 +1,80 @@
+// Ops: the arithmetic of one training step, implemented once per device.
+// CpuOps (model/cpu_ops.cpp) runs on the host with OpenBLAS; CudaOps
+// (cuda/cuda_ops.cu) runs on one GPU's compute stream with cuBLAS. Memory an
+// Ops allocates lives where its math runs; every pointer argument below is
+// such memory unless it says "host". Calls only enqueue work on the GPU:
+// nothing here waits for the device except download() and synchronize().
+//
+// Shapes are PyTorch's: activations are [batch x features] row-major and a
+// linear layer's weight is [out x in]. Counts are elements, never bytes.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace ddp::train {
+
+class Ops {
+ public:
+  virtual ~Ops() = default;
+  virtual std::string name() const = 0;  // "cpu (OpenBLAS, 1 thread)", "cuda:0 (NVIDIA H100 ...)"
+
+  // Memory. alloc() and alloc_int() return zero-filled buffers; release() frees either.
+  virtual float* alloc(std::size_t n) = 0;
+  virtual int* alloc_int(std::size_t n) = 0;
+  virtual void release(void* p) = 0;
+  // Page-locked host memory for control values copied back every step.
+  virtual float* alloc_host(std::size_t n) = 0;
+  virtual void release_host(float* p) = 0;
+
+  // Host <-> ops memory. upload* may return before the copy is done only if the
+  // source stays valid until the next synchronize(); download waits for all
+  // queued work, then copies.
+  virtual void upload(float* dst, const float* host_src, std::size_t n) = 0;
+  virtual void upload_int(int* dst, const int* host_src, std::size_t n) = 0;
+  virtual void download(float* host_dst, const float* src, std::size_t n) = 0;
+  // Enqueues a copy into alloc_host() memory; valid after synchronize().
+  virtual void download_async(float* host_dst, const float* src, std::size_t n) = 0;
+  virtual void synchronize() = 0;
+
+  virtual void fill(float* x, float value, std::size_t n) = 0;
+  virtual void copy(float* dst, const float* src, std::size_t n) = 0;
+  virtual void scale(float* x, float factor, std::size_t n) = 0;
+  virtual void add(float* acc, const float* x, std::size_t n) = 0;  // acc += x
+
+  // out[i, :] = table[index[i], :] for i < count; rows of `row` floats.
+  virtual void gather_rows(const float* table, const int* index, int count, int row, float* out) = 0;
+  virtual void gather_labels(const int* table, const int* index, int count, int* out) = 0;
+
+  // y = x W^T + b.
+  virtual void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in,
+                              int out) = 0;
+  // dW += dY^T X; db += column sums of dY; dX = dY W (skipped when dx is null).
+  virtual void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx,
+                               int batch, int in, int out) = 0;
+  virtual void relu_forward(const float* x, float* y, std::size_t n) = 0;
+  virtual void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) = 0;
+
+  // Mean softmax cross-entropy over the batch. dlogits = scale * d(loss)/d(logits);
+  // *loss_acc += scale * loss (loss_acc is one float in ops memory).
+  virtual void cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes,
+                             float scale, float* loss_acc) = 0;
+  // Mean squared error over n elements (PyTorch's MSELoss), same conventions.
+  virtual void mse(const float* pred, const float* target, float* dpred, std::size_t n, float scale,
+                   float* loss_acc) = 0;
+
+  // Evaluation: *acc += number of rows whose arg-max equals the label;
+  // *acc += sum of squared errors.
+  virtual void count_correct(const float* logits, const int* labels, int batch, int classes, float* acc) = 0;
+  virtual void sum_squared_error(const float* pred, const float* target, std::size_t n, float* acc) = 0;
+
+  // Optimizers, elementwise over flat parameter buffers (model/kernels.hpp).
+  virtual void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) = 0;
+  virtual void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
+                    float eps, int step) = 0;
+};
+
+std::unique_ptr<Ops> make_cpu_ops(int threads);
+
+}  // namespace ddp::train

@@ -1,0 +1,53 @@
+// ddp-train's settings, filled from the command line by main.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddp::train {
+
+struct TrainOptions {
+  std::string model = "mlp";  // mlp | ae | linear
+  std::vector<int> hidden;    // hidden layer widths; empty + !hidden_given = the model's default
+  bool hidden_given = false;
+  std::string data = "synthetic";  // an IDX directory or "synthetic"
+  std::size_t limit_train = 0;     // 0 = the whole split
+  std::size_t limit_test = 0;
+  std::size_t synthetic_train = 16384;
+  std::size_t synthetic_test = 2048;
+
+  int epochs = 3;
+  int batch_size = 128;  // global, over all ranks and accumulation steps
+  int accum_steps = 1;   // micro-batches per optimizer step (gradient accumulation)
+  std::string optimizer;  // sgd | adam; empty = the model's default (ae: adam, else sgd)
+  float lr = 0;           // 0 = default: sgd 0.05, adam 0.001
+  float momentum = 0.9f;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  std::uint64_t seed = 0;
+  bool shuffle = true;
+
+  std::string device = "cpu";  // cpu | cuda
+  int threads = 0;             // BLAS threads per worker; 0 = OMP_NUM_THREADS or 1
+  bool shared_memory = true;  // reduce between a node's ranks in shared memory
+  double first_bucket_mb = 1.0;
+  double bucket_mb = 25.0;
+  int bootstrap_timeout_s = 120;
+  int comm_timeout_s = 300;
+
+  std::string metrics;       // JSON Lines file, written by rank 0
+  std::string snapshot_dir;  // empty = no snapshots
+  int save_every = 1;        // epochs between snapshots
+  int save_every_steps = 0;  // optimizer steps between snapshots (0 = off)
+  int keep = 3;              // snapshots kept
+  bool resume = true;
+  std::string on_preempt = "continue";  // SIGUSR1: save, then continue | exit
+
+  bool log_all_ranks = false;
+  bool verbose = false;
+  std::string dump_params;  // rank 0 writes the final flat parameters (raw float32) here
+  long long crash_at_step = -1;  // fault injection for tests: SIGKILL this rank at that step, first attempt only
+  int crash_rank = -1;           // the rank --crash-at-step kills (-1 = the last rank)
+};
+
+}  // namespace ddp::train

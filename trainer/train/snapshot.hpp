@@ -1,0 +1,56 @@
+// Training snapshots that survive crashes. Only rank 0 writes (the state is
+// replicated); every rank resumes from what rank 0 reads and broadcasts.
+//
+// One self-checking file per snapshot, snapshot-<global step>.ddps:
+//   "DDPSNAP1" | u64 total length | u32 metadata length | metadata (key=value
+//   lines) | u32 blob count | per blob: u64 float count, floats | u32 CRC-32 of
+//   everything before it | "DDPSEND1"
+// Written as a hidden temporary, fsync'd, renamed into place, then the
+// directory fsync'd: the rename is the commit point, so a crash at any moment
+// leaves either the old set of snapshots or the old set plus one complete new
+// one. Readers check length, magic and CRC, and fall back to an older file.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddp/result.hpp"
+
+namespace ddp::train {
+
+struct Snapshot {
+  std::map<std::string, std::string> meta;  // model, optimizer, epoch, step_in_epoch, global_step, ...
+  std::vector<std::vector<float>> blobs;    // parameters, then optimizer state
+  std::string get(const std::string& key) const {
+    auto it = meta.find(key);
+    return it == meta.end() ? "" : it->second;
+  }
+};
+
+std::vector<char> encode_snapshot(const Snapshot& snapshot);
+// `origin` names the file in errors ("truncated: 1234 of 5678 bytes", ...).
+Result<Snapshot> decode_snapshot(const std::vector<char>& bytes, const std::string& origin);
+
+std::string snapshot_file_name(std::uint64_t global_step);
+
+// Durable write of `bytes` as dir/name (temporary, fsync, rename, fsync dir).
+Status write_file_durably(const std::string& dir, const std::string& name, const std::vector<char>& bytes);
+
+struct LoadedSnapshot {
+  Snapshot snapshot;
+  std::string path;
+};
+struct SnapshotScan {
+  std::optional<LoadedSnapshot> newest;  // the newest file that decodes cleanly
+  std::vector<std::string> warnings;     // one per skipped file, naming it and why
+};
+// Looks through `dir` (missing = no snapshots) newest first.
+Result<SnapshotScan> find_newest_snapshot(const std::string& dir);
+
+// Keeps the newest `keep` snapshots, deletes older ones and stale temporaries.
+Status prune_snapshots(const std::string& dir, int keep);
+
+}  // namespace ddp::train

@@ -1,0 +1,12 @@
+// The training run, top to bottom: identity, data, model, bootstrap,
+// resume, the step loop with overlapped bucket all-reduce, evaluation,
+// snapshots, metrics. Returns the process exit code.
+#pragma once
+
+#include "train/options.hpp"
+
+namespace ddp::train {
+
+int run_training(const TrainOptions& options);
+
+}  // namespace ddp::train
