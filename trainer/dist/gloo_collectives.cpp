@@ -120,10 +120,11 @@ Result<std::unique_ptr<GlooMesh>> connect_mesh(Session& session, const gloo::tra
 class CpuCollectives final : public Collectives {
  public:
   CpuCollectives(std::unique_ptr<GlooMesh> world, std::unique_ptr<GlooMesh> leaders, std::unique_ptr<ShmGroup> node,
-                 std::string description, std::chrono::milliseconds timeout)
+                 bool several_nodes, std::string description, std::chrono::milliseconds timeout)
       : world_(std::move(world)),
         leaders_(std::move(leaders)),
         node_(std::move(node)),
+        several_nodes_(several_nodes),
         description_(std::move(description)),
         timeout_(timeout),
         thread_([this] { run(); }) {}
@@ -229,7 +230,7 @@ class CpuCollectives final : public Collectives {
       const float* other = node_->slot(s) + offset;
       for (std::size_t i = begin; i < end; ++i) leader[i] += other[i];
     }
-    if (!leaders_) {
+    if (!several_nodes_) {
       // One node: the sum is final; write it into every slot, then no rank
       // copies anything afterwards.
       for (int s = 1; s < n; ++s) std::memcpy(node_->slot(s) + offset + begin, leader + begin, (end - begin) * sizeof(float));
@@ -264,6 +265,7 @@ class CpuCollectives final : public Collectives {
   std::unique_ptr<GlooMesh> world_;
   std::unique_ptr<GlooMesh> leaders_;  // node leaders only, and only with several nodes
   std::unique_ptr<ShmGroup> node_;     // only with several ranks on this node
+  bool several_nodes_;                 // the same on every rank: the barrier count depends on it
   std::string description_;
   std::chrono::milliseconds timeout_;
   std::mutex mutex_;
@@ -322,7 +324,11 @@ Result<std::unique_ptr<Collectives>> make_cpu_collectives(Session& session, std:
   if (!world) return mesh_error("mesh", world.error());
 
   // The node's ranks share memory when the launcher says who they are.
-  const bool grouped = use_shared_memory && id.local_world_size > 1 && id.group_rank >= 0 && id.group_world_size > 0;
+  // Hierarchical when some node runs several ranks. The choice must be the
+  // same on every rank (it sets the barrier count), so it rests on job-wide
+  // facts only; a node with a single rank joins as a group of one.
+  const bool grouped = use_shared_memory && id.group_rank >= 0 && id.group_world_size > 0 &&
+                       id.world_size > id.group_world_size;
   std::unique_ptr<ShmGroup> node;
   std::unique_ptr<GlooMesh> leaders;
   std::string shape = "gloo tcp over " + where;
@@ -342,6 +348,7 @@ Result<std::unique_ptr<Collectives>> make_cpu_collectives(Session& session, std:
   }
   return std::unique_ptr<Collectives>(
       std::make_unique<CpuCollectives>(std::move(world).value(), std::move(leaders), std::move(node),
+                                       id.group_world_size > 1,
                                        std::to_string(id.world_size) + " ranks, " + shape, timeout));
 }
 

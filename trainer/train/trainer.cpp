@@ -129,7 +129,7 @@ int run_training(const TrainOptions& o) {
                                          std::size_t(o.bucket_mb * 1024 * 1024));
   const std::string fingerprint = spec->describe() + ", " + optimizer + ", global batch " +
                                   std::to_string(o.batch_size) + ", " + std::to_string(train.rows) +
-                                  " training rows, device " + o.device;
+                                  " training rows, device " + o.device + (o.shared_memory ? "" : ", --no-shm");
 
   // ---------------------------------------------------------------- bootstrap and backends
   std::optional<Session> session;
