@@ -17,6 +17,11 @@ packages=(
   # libraries the plugin, agent and trainer use
   libhwloc-dev hwloc libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
   libopenblas-dev zlib1g-dev
+  # OpenBLAS as the system libblas.so.3 too: Debian's torch (the benchmarks'
+  # peer) otherwise runs on the slow reference BLAS
+  libopenblas0-pthread
+  # ddp-train-plot: metrics to PNG
+  gnuplot-nox
   # libcrypto (HMAC-SHA256) for the rendezvous authentication
   libssl-dev
   # unit tests, shell lint

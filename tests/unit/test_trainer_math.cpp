@@ -94,7 +94,7 @@ START_TEST(optimizer_steps_by_hand) {
   sgd_momentum_step(w, v, 0.5f, 0.1f, 0.9f);  // v = 0.95, w = 0.855
   ck_assert_float_eq_tol(w, 0.855f, 1e-6f);
   float aw = 1.0f, m = 0.0f, s = 0.0f;
-  adam_step(aw, m, s, -2.0f, 1e-3f, 0.9f, 0.999f, 1e-8f, 1);  // first step: w -= lr * sign(g)
+  adam_step(aw, m, s, -2.0f, 1e-3f, 0.9f, 0.999f, 1e-8f, adam_bias(0.9f, 0.999f, 1));  // first step: w -= lr * sign(g)
   ck_assert_float_eq_tol(aw, 1.001f, 1e-6f);
 }
 END_TEST

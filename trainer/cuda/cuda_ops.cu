@@ -164,9 +164,9 @@ __global__ void sgd_momentum_kernel(float* w, float* velocity, const float* g, s
 }
 
 __global__ void adam_kernel(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1,
-                            float beta2, float eps, int step) {
+                            float beta2, float eps, AdamBias bias) {
   for (std::size_t i = first_index(); i < n; i += index_stride())
-    adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, step);
+    adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
 }
 
 // ---------------------------------------------------------------------------
@@ -333,7 +333,8 @@ class CudaOps final : public Ops {
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2, float eps,
             int step) override {
     if (n == 0) return;
-    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, step);
+    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps,
+                                                                 adam_bias(beta1, beta2, step));
     CUDA_CHECK_LAUNCH();
   }
 

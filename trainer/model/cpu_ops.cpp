@@ -98,7 +98,8 @@ class CpuOps final : public Ops {
   }
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
             float eps, int step) override {
-    for (std::size_t i = 0; i < n; ++i) adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, step);
+    const AdamBias bias = adam_bias(beta1, beta2, step);
+    for (std::size_t i = 0; i < n; ++i) adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
   }
 
  private:

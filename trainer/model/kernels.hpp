@@ -23,14 +23,22 @@ DDP_HD inline void sgd_momentum_step(float& w, float& v, float g, float lr, floa
   w -= lr * v;
 }
 
-// Adam (PyTorch's, no weight decay): t is the 1-based step.
+// Adam's bias corrections for step t (1-based): 1 / (1 - beta^t), computed
+// once per step on the host, not twice per element (powf dominated a step).
+struct AdamBias {
+  float c1;
+  float c2;
+};
+inline AdamBias adam_bias(float beta1, float beta2, int t) {
+  return {1.0f / (1.0f - std::pow(beta1, float(t))), 1.0f / (1.0f - std::pow(beta2, float(t)))};
+}
+
+// Adam (PyTorch's, no weight decay).
 DDP_HD inline void adam_step(float& w, float& m, float& v, float g, float lr, float beta1, float beta2, float eps,
-                             int t) {
+                             AdamBias bias) {
   m = beta1 * m + (1.0f - beta1) * g;
   v = beta2 * v + (1.0f - beta2) * g * g;
-  const float m_hat = m / (1.0f - powf(beta1, float(t)));
-  const float v_hat = v / (1.0f - powf(beta2, float(t)));
-  w -= lr * m_hat / (sqrtf(v_hat) + eps);
+  w -= lr * (m * bias.c1) / (sqrtf(v * bias.c2) + eps);
 }
 
 // Softmax cross-entropy of one row of logits z[classes] whose true class is
