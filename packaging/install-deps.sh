@@ -22,6 +22,8 @@ packages=(
   libopenblas0-pthread
   # ddp-train-plot: metrics to PNG
   gnuplot-nox
+  # packages: .deb (dpkg-dev for dpkg-shlibdeps, lintian) and .rpm (rpmbuild, rpmlint)
+  dpkg-dev lintian rpm rpmlint
   # libcrypto (HMAC-SHA256) for the rendezvous authentication
   libssl-dev
   # unit tests, shell lint

@@ -1,12 +1,34 @@
 #!/usr/bin/env bash
 # Every test, from a fresh clone: install dependencies, build with warnings as
-# errors (CUDA parts too when /usr/local/cuda exists), run all CTest tests
-# (Check unit tests, then the integration tests on local Slurm clusters).
-# Needs root: the test clusters use network namespaces.
+# errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
+# lint; then build the Debian package, install it with dpkg, run the cluster
+# tests against the installed files (not the build tree), and purge it again.
+# Needs root: dpkg, and the test clusters use network namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packaging/install-deps.sh
-cmake -S . -B build -DDDP_WERROR=ON >/dev/null
+cmake -S . -B build -DDDP_WERROR=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
 cmake --build build -j"$(nproc)"
-ctest --test-dir build --output-on-failure
+ctest --test-dir build --output-on-failure -L "unit|lint"
+
+# The package, as a site installs it.
+if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then
+  echo "run-all: slurm-ddp is already installed on this machine; purge it first (dpkg --purge slurm-ddp)" >&2
+  exit 1
+fi
+packaging/build-deb.sh
+packaging/build-rpm.sh --source-only
+purge() {
+  dpkg --purge slurm-ddp >/dev/null
+  local left
+  left=$(ls /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent /usr/bin/ddp-train \
+    /etc/slurm/plugstack.conf.d/ddp.conf /usr/share/man/man8/spank-ddp.8.gz 2>/dev/null || true)
+  [[ -z $left ]] || { echo "run-all: dpkg --purge left files behind: $left" >&2; return 1; }
+  echo "run-all: slurm-ddp purged, nothing left behind"
+}
+dpkg -i build-deb/slurm-ddp_*.deb
+trap purge EXIT
+cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
+ctest --test-dir build --output-on-failure -LE "unit|lint"
+cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null

@@ -3,6 +3,7 @@
 #
 #   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I] [--ib]
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
+#                     [--cli-filter FILE]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
@@ -23,7 +24,10 @@
 #   - optionally G fake GPUs per node: char devices with NVIDIA's major number 195,
 #     declared in gres.conf with AutoDetect=off, so Slurm sets
 #     CUDA_VISIBLE_DEVICES and SLURM_STEP_GPUS exactly as on a GPU node;
-#   - plugstack.conf loading the given plugin (or an admin-style file of your own).
+#   - plugstack.conf loading the given plugin (or an admin-style file of your own);
+#   - optionally (--cli-filter FILE) FILE as cli_filter.lua next to slurm.conf and
+#     CliFilterPlugins=cli_filter/lua in it, so this cluster's srun/salloc/sbatch
+#     run that Lua script before they submit (conf/cli_filter.lua, for example).
 #
 # Several clusters run side by side when their names and indices differ. `down`
 # removes only what `up` recorded in the cluster's directory, in reverse order, so
@@ -39,11 +43,12 @@ index=
 plugin=
 agent=
 plugstack=
+cli_filter=
 ib=0
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 cmd=${1:-}; [[ -n $cmd ]] || usage 1; shift
 node_args=()
@@ -56,6 +61,7 @@ while (($#)); do
     --plugin) plugin=$2; shift 2 ;;
     --agent) agent=$2; shift 2 ;;
     --plugstack) plugstack=$2; shift 2 ;;
+    --cli-filter) cli_filter=$2; shift 2 ;;
     --ib) ib=1; shift ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
@@ -70,6 +76,7 @@ if [[ -z $index ]]; then
   index=$(( $(printf '%s' "$name" | cksum | cut -d' ' -f1) % 200 + 20 ))
 fi
 [[ $index =~ ^[0-9]+$ ]] && ((index >= 1 && index <= 254)) || die "--index '$index': use 1..254"
+[[ -z $cli_filter || -r $cli_filter ]] || die "--cli-filter '$cli_filter': no such readable file"
 
 dir=$root_dir/$name
 conf=$dir/slurm.conf
@@ -154,6 +161,14 @@ EOF
     echo "required $plugin$args" >"$dir/plugstack.conf"
   else
     : >"$dir/plugstack.conf"
+  fi
+
+  # The cli_filter/lua plugin loads cli_filter.lua from slurm.conf's directory,
+  # in every client that reads this slurm.conf (srun, salloc, sbatch); it lives
+  # in $dir, so `down` removes it with the directory.
+  if [[ -n $cli_filter ]]; then
+    cp "$cli_filter" "$dir/cli_filter.lua"
+    echo "CliFilterPlugins=cli_filter/lua" >>"$conf"
   fi
 }
 

@@ -159,12 +159,13 @@ class CpuCollectives final : public Collectives {
   void start_bucket(float* data, std::size_t count, float prescale) override {
     enqueue([this, data, count, prescale] {
       // Pre-divide, then SUM: Gloo has no AVG, and this is PyTorch's order.
+      if (node_) {
+        node_allreduce(data, count, prescale);  // divides inside its one pass over the slots
+        return;
+      }
       if (prescale != 1.0f)
         for (std::size_t i = 0; i < count; ++i) data[i] *= prescale;
-      if (node_)
-        node_allreduce(data, count);
-      else
-        world_->allreduce(data, count);
+      world_->allreduce(data, count);
     });
   }
 
@@ -216,19 +217,26 @@ class CpuCollectives final : public Collectives {
 
   // data lies in this rank's shared slot (gradient_memory); so does the same
   // range in every other local rank's slot.
-  void node_allreduce(float* data, std::size_t count) {
+  void node_allreduce(float* data, std::size_t count, float prescale) {
     const int me = node_->local_rank();
     const int n = node_->local_size();
     const std::size_t offset = std::size_t(data - node_->slot(me));
     check(node_->barrier(timeout_));  // every slot holds its bucket
-    // Each local rank sums one slice over all slots.
+    // Each local rank sums one slice over all slots, each term pre-divided
+    // (the same arithmetic as dividing first, in one pass over memory).
     const std::size_t slice = (count + std::size_t(n) - 1) / std::size_t(n);
     const std::size_t begin = std::min(count, slice * std::size_t(me));
     const std::size_t end = std::min(count, begin + slice);
     float* leader = node_->slot(0) + offset;
-    for (int s = 1; s < n; ++s) {
-      const float* other = node_->slot(s) + offset;
-      for (std::size_t i = begin; i < end; ++i) leader[i] += other[i];
+    if (n == 1) {
+      for (std::size_t i = begin; i < end; ++i) leader[i] *= prescale;
+    } else {
+      const float* second = node_->slot(1) + offset;
+      for (std::size_t i = begin; i < end; ++i) leader[i] = leader[i] * prescale + second[i] * prescale;
+      for (int s = 2; s < n; ++s) {
+        const float* other = node_->slot(s) + offset;
+        for (std::size_t i = begin; i < end; ++i) leader[i] += other[i] * prescale;
+      }
     }
     if (!several_nodes_) {
       // One node: the sum is final; write it into every slot, then no rank
