@@ -29,7 +29,9 @@ find "$top/RPMS" "$top/SRPMS" -name '*.rpm' -printf 'build-rpm: %p\n'
 # rpmlint: errors fail, warnings are shown (packaging/rpmlintrc filters the
 # ones that only say "this was built on Debian").
 mapfile -t rpms < <(find "$top/RPMS" "$top/SRPMS" -name '*.rpm')
-rpmlint -r packaging/rpm/rpmlintrc "$spec" "${rpms[@]}" || {
+cat packaging/rpm/rpmlintrc >"$top/rpmlintrc"
+[[ $mode == -ba ]] && cat packaging/rpm/rpmlintrc-binary >>"$top/rpmlintrc"
+rpmlint -r "$top/rpmlintrc" "$spec" "${rpms[@]}" || {
   echo "build-rpm: rpmlint found errors" >&2
   exit 1
 }
