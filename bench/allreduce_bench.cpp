@@ -2,6 +2,8 @@
 // over TCP, the same code path the trainer's buckets take), reported with
 // nccl-tests' definitions: algbw = bytes / time, busbw = algbw * 2(n-1)/n.
 // Run it like a training job: ddp-agent --nproc 2 -- ddp-allreduce-bench.
+// With --memcpy it runs alone and times memcpy over the same sizes instead:
+// the machine's memory-copy bandwidth, the ceiling the all-reduce is read against.
 #include <algorithm>
 #include <cstring>
 #include <chrono>
@@ -18,11 +20,35 @@ using namespace ddp::train;
 int main(int argc, char** argv) {
   std::size_t min_bytes = 4096, max_bytes = std::size_t(256) << 20;
   int iterations = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool memcpy_only = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--min-bytes") min_bytes = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (a == "--max-bytes") max_bytes = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (a == "--iterations") iterations = std::atoi(argv[i + 1]);
+    const bool has_value = i + 1 < argc;
+    if (a == "--memcpy") memcpy_only = true;
+    else if (a == "--min-bytes" && has_value) min_bytes = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--max-bytes" && has_value) max_bytes = std::strtoull(argv[++i], nullptr, 10);
+    else if (a == "--iterations" && has_value) iterations = std::atoi(argv[++i]);
+    else {
+      std::fprintf(stderr, "usage: ddp-allreduce-bench [--memcpy] [--min-bytes N] [--max-bytes N] [--iterations N]\n");
+      return 2;
+    }
+  }
+  if (memcpy_only) {
+    std::vector<char> src(max_bytes, 1), dst(max_bytes, 0);
+    std::printf("# memcpy, one thread\n# bytes median_us min_us max_us GBps\n");
+    for (std::size_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+      std::vector<double> us;
+      for (int it = -2; it < iterations; ++it) {
+        const auto t0 = std::chrono::steady_clock::now();
+        std::memcpy(dst.data(), src.data(), bytes);
+        const double t = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+        if (it >= 0) us.push_back(t);
+      }
+      std::sort(us.begin(), us.end());
+      const double median = us[us.size() / 2];
+      std::printf("%zu %.1f %.1f %.1f %.3f\n", bytes, median, us.front(), us.back(), double(bytes) / (median * 1e-6) / 1e9);
+    }
+    return 0;
   }
   auto id = read_worker_identity([](const char* n) { return std::getenv(n); });
   if (!id || id->standalone()) {

@@ -23,7 +23,7 @@ packages=(
   # ddp-train-plot: metrics to PNG
   gnuplot-nox
   # packages: .deb (dpkg-dev for dpkg-shlibdeps, lintian) and .rpm (rpmbuild, rpmlint)
-  dpkg-dev lintian rpm rpmlint
+  dpkg-dev lintian rpm rpmlint man-db
   # libcrypto (HMAC-SHA256) for the rendezvous authentication
   libssl-dev
   # unit tests, shell lint

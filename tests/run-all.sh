@@ -29,6 +29,8 @@ purge() {
 }
 dpkg -i build-deb/slurm-ddp_*.deb
 trap purge EXIT
+# What a user sees first: the options in the installed man page.
+man -P cat spank-ddp 2>/dev/null | grep -q -- '--ddp-gpus' || { echo "run-all: man spank-ddp shows no options" >&2; exit 1; }
 cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
 ctest --test-dir build --output-on-failure -LE "unit|lint"
 cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null

@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Turns bench/results/* into bench/results/RESULTS.md and PNG plots (gnuplot).
+Run by bench/run.sh after the benchmarks; reads only what they wrote."""
+import argparse, datetime, json, os, platform, subprocess, sys
+
+
+def read_table(path):
+    """Rows of numbers from an ddp-allreduce-bench output file (comment lines skipped)."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            rows.append([float(x) for x in line.split()])
+    return rows
+
+
+def versions(build):
+    def out(cmd):
+        try:
+            return subprocess.run(cmd, capture_output=True, text=True).stdout.strip()
+        except OSError:
+            return "?"
+    return {
+        "ddp-train": out([f"{build}/trainer/ddp-train", "--version"]).splitlines()[0:1],
+        "torch": out(["/usr/bin/python3", "-c", "import torch; print(torch.__version__)"]),
+        "slurm": out(["srun", "--version"]),
+        "gloo": out(["dpkg-query", "-W", "-f=${Version}", "libgloo0"]),
+        "blas": os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"),
+        "cpu": out(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"]),
+        "cores": os.cpu_count(),
+    }
+
+
+def gnuplot(script):
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    p.add_argument("--build", default="build")
+    a = p.parse_args()
+    r = a.results
+    v = versions(a.build)
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    machine = f"{platform.node()}: {v['cores']} cores ({v['cpu']})"
+    lines = ["# slurm-ddp benchmarks", "",
+             f"Generated {when} by `bench/run.sh` on {machine}. Versions: {v['ddp-train'][0] if v['ddp-train'] else '?'}, "
+             f"PyTorch {v['torch']}, {v['slurm']}, Gloo {v['gloo']}, BLAS {v['blas']}. "
+             "Every comparison ran paired (A B A B ...) in one run; ratios are taken pair by pair; "
+             "figures are medians (min-max). Benchmarks, not tests: nothing asserts a time.", "",
+             "## Headline", "", "| what | ours | peer | ratio |", "|---|---|---|---|"]
+    body = []
+
+    # --- training throughput
+    tj = os.path.join(r, "trainer.json")
+    if os.path.exists(tj):
+        t = json.load(open(tj))
+        import statistics as st
+        for model, rows in t["results"].items():
+            metric = "test_accuracy" if model == "mlp" else "test_mse"
+            o = st.median([x["samples_per_second"] for x in rows["ours2"]])
+            pe = st.median([x["samples_per_second"] for x in rows["peer2"]])
+            ratio = rows["ratio"]
+            lines.append(f"| training {model}, 2 CPU workers, samples/s | {o:,.0f} ({metric} "
+                         f"{st.median([x[metric] for x in rows['ours2']]):.4f}) | PyTorch DDP {pe:,.0f} "
+                         f"({st.median([x[metric] for x in rows['peer2']]):.4f}) | {st.median(ratio):.2f}x "
+                         f"({min(ratio):.2f}-{max(ratio):.2f}) |")
+        body += ["## Training throughput", "", open(os.path.join(r, "trainer.md")).read().split("\n", 2)[2].strip(), ""]
+
+    # --- launch latency
+    lj = os.path.join(r, "launch.json")
+    if os.path.exists(lj):
+        l = json.load(open(lj))
+        s = l["seconds"]
+        lines.append(f"| launch, 2 nodes x 2 ranks, minimal torch job, wall s | srun --ddp {s['ours']['median']:.2f} | "
+                     f"torchrun {s['torchrun']['median']:.2f} | overhead over the workers alone: ours "
+                     f"{l['overhead_ours_s']['median']:+.2f} s ({l['overhead_ours_fraction']['median']:+.1%}), "
+                     f"torchrun {l['overhead_torchrun_s']['median']:+.2f} s |")
+        body += ["## Launch latency", "",
+                 "Wall time of `bench/minimal_ddp.py` (init_process_group over env://, one all_reduce, 4 ranks) "
+                 "on a local 2-node Slurm cluster (`bench/launch_bench.py`), "
+                 f"{l['repeats']} rounds of: `srun -N2 --ddp=cpu --ddp-procs=2`, `srun -N2 --ntasks-per-node=1 "
+                 "torchrun --nnodes=2 --nproc_per_node=2 --rdzv_backend=c10d`, and the floor: `srun -N2 "
+                 "--ntasks-per-node=2` with RANK/WORLD_SIZE/MASTER_* set by hand (the workers alone).", "",
+                 "| launcher | median s | min | max |", "|---|---|---|---|"]
+        for k in ("ours", "torchrun", "floor"):
+            body.append(f"| {k} | {s[k]['median']:.2f} | {s[k]['min']:.2f} | {s[k]['max']:.2f} |")
+        body += ["", f"Overhead over the floor, round by round: ours {l['overhead_ours_s']['median']:+.2f} s "
+                     f"({l['overhead_ours_fraction']['median']:+.1%} of the floor; min {l['overhead_ours_fraction']['min']:+.1%}, "
+                     f"max {l['overhead_ours_fraction']['max']:+.1%}), torchrun {l['overhead_torchrun_s']['median']:+.2f} s.", ""]
+
+    # --- collectives
+    shm, gloo, mc = (os.path.join(r, n) for n in ("allreduce-shm.txt", "allreduce-gloo.txt", "memcpy.txt"))
+    if all(os.path.exists(x) for x in (shm, gloo, mc)):
+        S, G, M = read_table(shm), read_table(gloo), read_table(mc)
+        by = lambda rows: {int(x[0]): x for x in rows}
+        Sb, Gb, Mb = by(S), by(G), by(M)
+        mib = 1 << 20
+        if mib in Sb and mib in Gb:
+            lines.append(f"| all-reduce 1 MiB, 2 ranks on one node, algbw GB/s | shared memory {Sb[mib][4]:.2f} | "
+                         f"Gloo TCP {Gb[mib][4]:.2f} | {Sb[mib][4] / Gb[mib][4]:.1f}x |")
+        body += ["## All-reduce bandwidth (CPU backend)", "",
+                 "`ddp-allreduce-bench` under `ddp-agent --nproc 2` (the trainer's bucket path: pre-divide, SUM), "
+                 "medians of 20 iterations per size (5 from 32 MiB); nccl-tests definitions: algbw = bytes / time, "
+                 "busbw = algbw x 2(n-1)/n (= algbw for n = 2). Ceiling: single-thread memcpy of the same size. "
+                 "The NCCL version (`ddp-gpu-allreduce-bw`, tests/gpu/bandwidth.sh) is built but has not run: "
+                 "no GPU here.", "",
+                 "| bytes | shared memory: median us | algbw GB/s | Gloo TCP: median us | algbw GB/s | memcpy GB/s |",
+                 "|---|---|---|---|---|---|"]
+        for b in sorted(Sb):
+            if b in Gb and b in Mb:
+                body.append(f"| {b:,} | {Sb[b][1]:.0f} | {Sb[b][4]:.2f} | {Gb[b][1]:.0f} | {Gb[b][4]:.2f} | {Mb[b][4]:.1f} |")
+        body += ["", "![all-reduce bandwidth](allreduce.png)", ""]
+        data = os.path.join(r, ".allreduce.dat")
+        with open(data, "w") as f:
+            for b in sorted(Sb):
+                if b in Gb and b in Mb:
+                    f.write(f"{b} {Sb[b][4]} {Gb[b][4]} {Mb[b][4]}\n")
+        gnuplot(f'''set terminal pngcairo size 900,500
+set output "{r}/allreduce.png"
+set title "all-reduce algbw, 2 ranks on one node (CPU backend)"
+set logscale xy 2
+set xlabel "bytes"
+set ylabel "GB/s"
+set key top left
+set grid
+plot "{data}" using 1:2 with linespoints title "shared memory", "{data}" using 1:3 with linespoints title "Gloo TCP", "{data}" using 1:4 with lines dt 2 title "memcpy (ceiling)"
+''')
+        os.remove(data)
+
+    # --- scale simulation
+    sj = os.path.join(r, "scale.json")
+    if os.path.exists(sj):
+        body += scale_section(json.load(open(sj)), r, lines)
+
+    with open(os.path.join(r, "RESULTS.md"), "w") as f:
+        f.write("\n".join(lines + [""] + body) + "\n")
+
+
+def scale_section(s, r, headline):
+    return ["## Scale by simulation", "", "```", json.dumps(s, indent=1)[:4000], "```", ""]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
