@@ -5,14 +5,18 @@ Every node is an ddp-agent process on this machine, started the way the spank_dd
 plugin starts it (`ddp-agent --plan-from-env -- CMD`, DDP_PLAN_* variables as
 write_plan() in common/ddp/plan.cpp writes them, SLURM_DDP_SECRET shared by all),
 one worker per node; node 0's agent hosts the coordinator on a free port of
-127.0.0.1. Three measurements, each repeated --repeats times (median/min/max):
+127.0.0.1. Four measurements, each repeated --repeats times (median/min/max):
 
   rendezvous  worker `sh -c 'echo $$ >FILE'` (as trivial as `true`, but leaves its
               start time as the file's mtime). From just before the first agent is
-              spawned: spawn of all N agents, node 0's coordinator listening, all
-              nodes joined (node 0's --ddp-verbose summary line, printed by the
+              spawned: spawn of all N agents, all nodes joined (node 0's --ddp-verbose summary line, printed by the
               coordinator the moment the last JOIN arrives), first and last worker
               start, every agent exited (job done).
+  late0       the same, but node 0's agent is spawned last, after nodes 1..N-1, which
+              are already retrying (every 250 ms) when its coordinator starts: the burst
+              of connections that meets the coordinator's accept backlog (256), its
+              limit of 64 unauthenticated connections and its 5 s handshake timeout.
+              Times from just before node 0's agent is spawned.
   failure     workers `sleep 300`; once all N run, SIGKILL node N-1's worker; time
               until every agent has exited (fail-fast: all workers stopped).
   cutoff      workers `sleep 300`, --heartbeat-timeout H (default 2 s); once all run,
@@ -20,12 +24,20 @@ one worker per node; node 0's agent hosts the coordinator on a free port of
               time until every other agent has exited. The stopped pair is SIGKILLed
               afterwards.
 
+A run fails when an agent exits with an unexpected status (e.g. killed by a signal),
+the root cause is not the injected fault, or it hangs (per-run time limits). Its
+repeats at that N still run (unless it hung), and what it measured before failing
+stays in the JSON marked "failed" (the start columns count runs in which every
+worker had started); larger N are skipped for that mode only when the rendezvous
+itself failed or a run hung. The reasons are in the JSON and under the tables.
+
 Writes JSON (--out) and prints Markdown tables. Every process started here is in a
 session of its own and is SIGKILLed on exit, error or Ctrl-C; workers die with
 their agent (PR_SET_PDEATHSIG) and are killed by pid as well.
 
-usage: bench/scale_sim.py [--repeats R] [--max-n N] [--max-n-fail N] [--ns 8,16]
-                          [--modes rendezvous,failure,cutoff] [--out FILE]
+usage: bench/scale_sim.py [--repeats R] [--max-n N] [--max-n-fail N] [--ns 8,16,...]
+                          [--modes rendezvous,late0,failure,cutoff] [--heartbeat-timeout S]
+                          [--agent PATH] [--out FILE] [--keep]
 """
 import argparse
 import datetime
@@ -60,6 +72,8 @@ class RunFailed(Exception):
     def __init__(self, message, timeout=False):
         super().__init__(message)
         self.timeout = timeout  # a hang: not worth repeating at this N
+        self.partial = None  # what the run measured before it went wrong
+        self.all_started = False  # every worker had started: the rendezvous itself worked
 
 
 def free_port():
@@ -157,6 +171,8 @@ class Sim:
         self.root_cause = None
         self.err_fd = -1
         self.hb_ms = 5000
+        self.t_first = time.monotonic()
+        self.node0_log = open(os.path.join(self.dir, "node0.err"), "wb") if a.keep else None
 
     # -- set-up ----------------------------------------------------------------
     def environments(self):
@@ -203,6 +219,10 @@ class Sim:
     # -- event handling ----------------------------------------------------------
     def on_node0_output(self, now, chunk):
         self.node0_err += chunk
+        if self.node0_log:
+            self.node0_log.write(f"--- {now - self.t_first:.3f} s\n".encode() + chunk)
+        if "cause" not in self.marks and b"root cause" in chunk:
+            self.marks["cause"] = now
         text = self.node0_err.decode(errors="replace")
         if "joined" not in self.marks and re.search(r"step \S+: \d+ node\(s\)", text):
             self.marks["joined"] = now
@@ -255,146 +275,167 @@ class Sim:
         raise RunFailed(f"worker {rank} wrote no pid")
 
     # -- the run ----------------------------------------------------------------
-    def run(self):
-        envs = self.environments()
-        argv = self.argv()
-        log = open(os.path.join(self.dir, "agents.log"), "ab", buffering=0)
-        poller = select.poll()
-        counters0 = listen_counters()
+    def spawn(self, node, argv, env, log, poller):
         try:
-            # t0: just before the first agent is spawned (Python's own start-up is not in
-            # it); in "late0" just before node 0's agent, spawned after all the others.
-            order = list(range(1, self.n)) + [0] if self.mode == "late0" else list(range(self.n))
-            self.procs = [None] * self.n
-            t_first = time.monotonic()
-            t0 = wall0 = None
-            for node in order:
-                if node == 0:
-                    t0 = time.monotonic()
-                    wall0 = time.time() - (time.monotonic() - t0)
-                p = subprocess.Popen(argv, env=envs[node], cwd=self.dir, stdin=subprocess.DEVNULL,
-                                     stdout=log, stderr=subprocess.PIPE if node == 0 else log,
-                                     start_new_session=True)
-                LIVE.append(p)
-                self.procs[node] = p
-                if node == 0:
-                    self.err_fd = p.stderr.fileno()
-                    os.set_blocking(self.err_fd, False)
-                    poller.register(self.err_fd, select.POLLIN)
-                fd = os.pidfd_open(p.pid)
-                self.pidfds[fd] = node
-                poller.register(fd, select.POLLIN)
-            t_spawned = time.monotonic()
-            result = {"n": self.n, "spawn_s": t_spawned - t_first}
-            if self.mode == "late0":
-                result["others_running_s"] = t0 - t_first  # how long nodes 1..N-1 had been retrying
-            setup_deadline = t0 + self.a.rdzv_timeout + 30
+            p = subprocess.Popen(argv, env=env, cwd=self.dir, stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=subprocess.PIPE if node == 0 else log,
+                                 start_new_session=True)
+        except OSError as e:
+            raise RunFailed(f"cannot start agent {node} of {self.n}: {e}") from None
+        LIVE.append(p)
+        self.procs[node] = p
+        if node == 0:
+            self.err_fd = p.stderr.fileno()
+            os.set_blocking(self.err_fd, False)
+            poller.register(self.err_fd, select.POLLIN)
+        fd = os.pidfd_open(p.pid)
+        self.pidfds[fd] = node
+        poller.register(fd, select.POLLIN)
 
-            if self.mode in ("rendezvous", "late0"):
-                while self.pidfds:
-                    now = self.pump(poller, 0.5)
-                    if now > setup_deadline:
-                        raise RunFailed(f"not done {now - t0:.0f} s after the start: "
-                                        f"{len(self.pidfds)} of {self.n} agents still running, "
-                                        f"{self.workers_started()} workers started", timeout=True)
-                self.drain(poller)
-                result["exit_codes"] = self.rc_histogram()
-                bad = {node: rc for node, rc in self.rc.items() if rc != 0}
-                if bad:
-                    raise RunFailed(f"{len(bad)} of {self.n} agents failed: {self.describe_rcs(bad)}")
-                starts = self.worker_starts(wall0, t0)
-                if len(starts) != self.n:
-                    raise RunFailed(f"only {len(starts)} of {self.n} workers started")
-                result.update(
-                    joined_s=self.rel("joined", t0),
-                    first_worker_s=min(starts), workers_started_s=max(starts),
-                    node0_exit_s=self.exit_t[0] - t0, total_s=max(self.exit_t.values()) - t0)
-            else:
-                # Phase 1: every worker running.
-                while self.workers_started() < self.n or "joined" not in self.marks:
-                    now = self.pump(poller, 0.02)
-                    if len(self.pidfds) < self.n:
-                        raise RunFailed(f"an agent exited before every worker ran (rc {self.rc})")
-                    if now > setup_deadline:
-                        raise RunFailed(f"only {self.workers_started()} of {self.n} workers started "
-                                        f"after {now - t0:.0f} s", timeout=True)
-                starts = self.worker_starts(wall0, t0)
-                result.update(joined_s=self.rel("joined", t0), workers_started_s=max(starts))
-                victim = self.n - 1
-                wpid = self.worker_pid(victim)
-                self.pump(poller, 0.2)  # let the last START/heartbeats settle
-                if len(self.pidfds) < self.n:
-                    raise RunFailed(f"an agent exited before the fault (rc {self.rc})")
-                others = [node for node in range(self.n) if node != victim] if self.mode == "cutoff" \
-                    else list(range(self.n))
-                # Phase 2: the fault, then every (other) agent gone.
-                t_fault = time.monotonic()
-                if self.mode == "failure":
-                    os.kill(wpid, signal.SIGKILL)
-                else:
-                    os.kill(self.procs[victim].pid, signal.SIGSTOP)
-                    os.kill(wpid, signal.SIGSTOP)
-                deadline = t_fault + self.hb_ms / 1000 + 20
-                while any(node not in self.exit_t for node in others):
-                    now = self.pump(poller, 0.5)
-                    if now > deadline:
-                        left = [node for node in others if node not in self.exit_t]
-                        raise RunFailed(f"{len(left)} agents still running {now - t_fault:.0f} s after the fault",
-                                        timeout=True)
-                self.drain(poller)
-                exits = [self.exit_t[node] - t_fault for node in others]
-                result.update(first_exit_s=min(exits), all_exited_s=max(exits),
-                              node0_exit_s=self.exit_t[0] - t_fault,
-                              node0_rc=self.rc[0])
-                cause = self.root_cause_line()
-                result["root_cause"] = cause
-                result["exit_codes"] = self.rc_histogram()
-                crashed = {node: rc for node, rc in self.rc.items() if rc < 0}
-                if crashed:
-                    raise RunFailed(f"{len(crashed)} agents died by a signal: {self.describe_rcs(crashed)}")
-                expect = f"on node {victim} " if self.mode == "failure" else f"node {victim} ("
-                if not cause or expect not in cause:
-                    raise RunFailed(f"unexpected root cause: {cause!r}")
-                if self.mode == "cutoff" and "no heartbeat" not in cause:
-                    raise RunFailed(f"unexpected root cause: {cause!r}")
-            counters1 = listen_counters()
-            result["listen_overflows"] = counters1[0] - counters0[0]
-            result["listen_drops"] = counters1[1] - counters0[1]
-            text = self.node0_err.decode(errors="replace")
-            result["refused_pending"] = text.count("unauthenticated connections already")
-            result["handshake_timeouts"] = text.count("no authentication within")
-            return result
+    def run(self):
+        """Returns the run's measurements; raises RunFailed with .partial (what was
+        measured before it went wrong) otherwise."""
+        self.result = {"n": self.n}
+        try:
+            return self.measure()
         except RunFailed as e:
             tail = self.node0_err.decode(errors="replace").strip().splitlines()[-6:]
             try:
-                log.flush()
                 other = open(os.path.join(self.dir, "agents.log"), errors="replace").read().strip().splitlines()
             except OSError:
                 other = []
             errs = [l for l in other if "error" in l or "warning" in l]
-            detail = {"node0_stderr_tail": tail, "other_agents_errors": len(errs),
+            marks = {k: round(v - self.t_first, 3) for k, v in self.marks.items()}
+            detail = {"seconds_from_first_spawn": marks, "node0_stderr_tail": tail, "other_agents_errors": len(errs),
                       "other_agents_first_errors": sorted(set(errs))[:5]}
-            raise RunFailed(str(e) + " | " + json.dumps(detail), timeout=e.timeout) from None
+            err = RunFailed(str(e) + " | " + json.dumps(detail), timeout=e.timeout)
+            err.partial = dict(self.result, failed=str(e))
+            err.all_started = "workers_started_s" in self.result
+            raise err from None
         finally:
-            for p in self.procs:
-                kill_agent(p)
-            for p in self.procs:
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    pass
-                if p in LIVE:
-                    LIVE.remove(p)
-                if p.stderr:
-                    p.stderr.close()
-            for fd in list(self.pidfds):
-                os.close(fd)
-            self.pidfds.clear()
-            sweep_workers(self.dir)
-            log.close()
-            if not self.a.keep:
-                shutil.rmtree(self.dir, ignore_errors=True)
-                WORKER_PIDFILES.remove(self.dir)
+            self.teardown()
+
+    def measure(self):
+        envs = self.environments()
+        argv = self.argv()
+        self.log = log = open(os.path.join(self.dir, "agents.log"), "ab", buffering=0)
+        poller = select.poll()
+        counters0 = listen_counters()
+        result = self.result
+        # t0: just before the first agent is spawned (Python's own start-up is not in
+        # it); in "late0" just before node 0's agent, spawned after all the others.
+        order = list(range(1, self.n)) + [0] if self.mode == "late0" else list(range(self.n))
+        self.procs = [None] * self.n
+        t_first = self.t_first = time.monotonic()
+        t0 = wall0 = None
+        for node in order:
+            if node == 0:
+                t0 = time.monotonic()
+                wall0 = time.time() - (time.monotonic() - t0)
+            self.spawn(node, argv, envs[node], log, poller)
+        result["spawn_s"] = time.monotonic() - t_first
+        if self.mode == "late0":
+            result["others_running_s"] = t0 - t_first  # how long nodes 1..N-1 had been retrying
+        setup_deadline = t0 + self.a.rdzv_timeout + 30
+
+        if self.mode in ("rendezvous", "late0"):
+            while self.pidfds:
+                now = self.pump(poller, 0.5)
+                if now > setup_deadline:
+                    raise RunFailed(f"not done {now - t0:.0f} s after the start: "
+                                    f"{len(self.pidfds)} of {self.n} agents still running, "
+                                    f"{self.workers_started()} workers started", timeout=True)
+            self.drain(poller)
+            result["exit_codes"] = self.rc_histogram()
+            starts = self.worker_starts(wall0)
+            if len(starts) == self.n:
+                result.update(joined_s=self.rel("joined", t0), first_worker_s=min(starts),
+                              workers_started_s=max(starts))
+            bad = {node: rc for node, rc in self.rc.items() if rc != 0}
+            if bad:
+                raise RunFailed(f"{len(bad)} of {self.n} agents failed: {self.describe_rcs(bad)}")
+            if len(starts) != self.n:
+                raise RunFailed(f"only {len(starts)} of {self.n} workers started")
+            result.update(node0_exit_s=self.exit_t[0] - t0, total_s=max(self.exit_t.values()) - t0)
+        else:
+            # Phase 1: every worker running.
+            while self.workers_started() < self.n or (self.a.verbose0 and "joined" not in self.marks):
+                now = self.pump(poller, 0.02)
+                if len(self.pidfds) < self.n:
+                    raise RunFailed(f"{self.n - len(self.pidfds)} agents exited before every worker ran: "
+                                    f"{self.describe_rcs(self.rc)}")
+                if now > setup_deadline:
+                    raise RunFailed(f"only {self.workers_started()} of {self.n} workers started "
+                                    f"after {now - t0:.0f} s", timeout=True)
+            starts = self.worker_starts(wall0)
+            victim = self.n - 1
+            wpid = self.worker_pid(victim)
+            self.pump(poller, 0.2)  # let the last START/heartbeats settle
+            if len(self.pidfds) < self.n:
+                raise RunFailed(f"{self.n - len(self.pidfds)} agents exited before the fault: "
+                                f"{self.describe_rcs(self.rc)}")
+            result.update(joined_s=self.rel("joined", t0), workers_started_s=max(starts))
+            others = [node for node in range(self.n) if node != victim] if self.mode == "cutoff" \
+                else list(range(self.n))
+            # Phase 2: the fault, then every (other) agent gone.
+            t_fault = time.monotonic()
+            if self.mode == "failure":
+                os.kill(wpid, signal.SIGKILL)
+            else:
+                os.kill(self.procs[victim].pid, signal.SIGSTOP)
+                os.kill(wpid, signal.SIGSTOP)
+            deadline = t_fault + self.hb_ms / 1000 + 20
+            while any(node not in self.exit_t for node in others):
+                now = self.pump(poller, 0.5)
+                if now > deadline:
+                    left = [node for node in others if node not in self.exit_t]
+                    raise RunFailed(f"{len(left)} agents still running {now - t_fault:.0f} s after the fault",
+                                    timeout=True)
+            self.drain(poller)
+            cause = self.root_cause_line()
+            result["root_cause"] = cause
+            result["exit_codes"] = self.rc_histogram()
+            crashed = {node: rc for node, rc in self.rc.items() if rc < 0}
+            if crashed:
+                raise RunFailed(f"{len(crashed)} agents died by a signal: {self.describe_rcs(crashed)}")
+            expect = f"on node {victim} " if self.mode == "failure" else f"node {victim} ("
+            if not cause or expect not in cause or (self.mode == "cutoff" and "no heartbeat" not in cause):
+                raise RunFailed(f"unexpected root cause: {cause!r}")
+            exits = [self.exit_t[node] - t_fault for node in others]
+            result.update(first_exit_s=min(exits), all_exited_s=max(exits),
+                          node0_exit_s=self.exit_t[0] - t_fault, node0_rc=self.rc[0])
+        counters1 = listen_counters()
+        result["listen_overflows"] = counters1[0] - counters0[0]
+        result["listen_drops"] = counters1[1] - counters0[1]
+        text = self.node0_err.decode(errors="replace")
+        result["refused_pending"] = text.count("unauthenticated connections already")
+        result["handshake_timeouts"] = text.count("no authentication within")
+        return result
+
+    def teardown(self):
+        procs = [p for p in self.procs if p is not None]
+        for p in procs:
+            kill_agent(p)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            if p in LIVE:
+                LIVE.remove(p)
+            if p.stderr:
+                p.stderr.close()
+        for fd in list(self.pidfds):
+            os.close(fd)
+        self.pidfds.clear()
+        sweep_workers(self.dir)
+        if getattr(self, "log", None):
+            self.log.close()
+        if self.node0_log:
+            self.node0_log.close()
+        if not self.a.keep:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            WORKER_PIDFILES.remove(self.dir)
 
     def rc_histogram(self):
         h = {}
@@ -427,7 +468,7 @@ class Sim:
     def rel(self, mark, t0):
         return self.marks[mark] - t0 if mark in self.marks else None
 
-    def worker_starts(self, wall0, t0):
+    def worker_starts(self, wall0):
         out = []
         for name in os.listdir(self.dir):
             if name.startswith("w."):
@@ -538,6 +579,9 @@ def main():
                     help="no --ddp-verbose on node 0 (then no 'all joined' time)")
     ap.add_argument("--budget", type=float, default=600.0,
                     help="seconds; no new (N, mode) is begun after this much time")
+    ap.add_argument("--tmp", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
+                    help="where the run directories go (agents' TMPDIR, worker files; default /dev/shm: "
+                         "memory, so the disk under CI load does not stall the agents)")
     ap.add_argument("--keep", action="store_true", help="keep the run directories (logs, worker files)")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "scale.json"))
     a = ap.parse_args()
@@ -571,7 +615,7 @@ def main():
         "results": {m: [] for m in modes},
         "stopped": {},
     }
-    tmp_root = tempfile.mkdtemp(prefix="scale-sim-")
+    tmp_root = tempfile.mkdtemp(prefix="scale-sim-", dir=a.tmp)
     interrupted = None
     try:
         for n in ns:
@@ -583,6 +627,7 @@ def main():
                     result["stopped"][mode] = f"time budget of {a.budget:g} s spent before N={n}"
                     continue
                 entry = {"n": n, "runs": 0, "ok": 0, "runs_data": [], "errors": []}
+                result["results"][mode].append(entry)
                 for i in range(a.repeats):
                     entry["runs"] += 1
                     try:
@@ -590,19 +635,23 @@ def main():
                         entry["ok"] += 1
                         entry["runs_data"].append(r)
                         show = {k: round(v, 3) for k, v in r.items()
-                                if isinstance(v, float) and k in METRICS[mode] + ["spawn_s"]}
+                                if isinstance(v, float) and k in METRICS[mode]}
                         print(f"scale_sim: {mode} N={n} run {i + 1}: {show}", file=sys.stderr, flush=True)
                     except RunFailed as e:
-                        # The other repeats still run (how often it fails is the finding), unless
-                        # it hung; larger N are not tried.
+                        # Measured so far (e.g. every worker started, then node 0 crashed) is kept,
+                        # marked failed; the other repeats still run (how often it fails is the
+                        # finding) unless it hung. Larger N are not tried when the rendezvous
+                        # itself failed or hung.
                         entry["errors"].append(f"run {i + 1}: {e}")
+                        if e.partial:
+                            entry["runs_data"].append(e.partial)
                         print(f"scale_sim: {mode} N={n} run {i + 1} FAILED: {e}", file=sys.stderr, flush=True)
-                        result["stopped"][mode] = f"N={n}: {str(e).split(' | ')[0]}"
+                        if e.timeout or not e.all_started:
+                            result["stopped"][mode] = f"N={n}: {str(e).split(' | ')[0]}"
                         if e.timeout:
                             break
-                entry["stats"] = {k: stats([r.get(k) for r in entry["runs_data"]]) for k in METRICS[mode]}
-                entry["stats"]["spawn_s"] = stats([r.get("spawn_s") for r in entry["runs_data"]])
-                result["results"][mode].append(entry)
+                    finally:
+                        entry["stats"] = {k: stats([r.get(k) for r in entry["runs_data"]]) for k in METRICS[mode]}
     except KeyboardInterrupt as e:
         interrupted = str(e) or "Ctrl-C"
         result["interrupted"] = interrupted

@@ -30,8 +30,9 @@ convenience, not a policy: a user with a slurm.conf of their own bypasses it.
 
 INSTALL (optional; the plugin works without it)
 
-  1. Copy this file next to slurm.conf under the name cli_filter.lua (`make
-     install` puts it in ${datadir}/slurm-ddp/), e.g.
+  1. Copy this file next to slurm.conf under the name cli_filter.lua (the
+     slurm-ddp package installs it as /usr/share/slurm-ddp/cli_filter.lua,
+     `make install` in ${datadir}/slurm-ddp/), e.g.
          install -m 644 /usr/local/share/slurm-ddp/cli_filter.lua /etc/slurm/cli_filter.lua
      on every machine that has a slurm.conf users submit with: login nodes,
      and compute nodes too (jobs that submit jobs). With configless Slurm, the
