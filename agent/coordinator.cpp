@@ -66,7 +66,18 @@ void Coordinator::on_accept() {
     sockaddr_in from{};
     socklen_t len = sizeof from;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: all accepted
+    if (fd < 0) {
+      if (errno == EMFILE || errno == ENFILE) {
+        // Out of descriptors: the connection stays queued and the listen
+        // socket readable, so say it once instead of spinning silently.
+        if (!warned_fd_limit_)
+          spdlog::error("rendezvous: cannot accept more connections ({}); node 0 needs one descriptor per node: "
+                        "raise the open-files limit (ulimit -n) of the job",
+                        std::strerror(errno));
+        warned_fd_limit_ = true;
+      }
+      return;  // EAGAIN: all accepted
+    }
     std::size_t pending = 0;
     for (const auto& [id, p] : peers_) pending += !p.node;
     if (pending >= config_.max_pending) {
@@ -319,8 +330,17 @@ void Coordinator::finish(int exit_code, const std::string& cause, const char* ve
 }
 
 void Coordinator::broadcast(const rdzv::Message& m) {
-  for (auto& [id, peer] : peers_)
-    if (peer.node && peer.conn->is_open()) peer.conn->send(m);
+  // A failed send closes that peer, and on_close erases it from peers_: walk
+  // a snapshot of the ids, never the map itself (found by bench/scale_sim.py:
+  // node 0 crashed at N >= 512 when an agent that had left reset its socket).
+  std::vector<std::uint64_t> ids;
+  ids.reserve(peers_.size());
+  for (const auto& [id, peer] : peers_)
+    if (peer.node) ids.push_back(id);
+  for (const std::uint64_t id : ids) {
+    auto it = peers_.find(id);
+    if (it != peers_.end() && it->second.conn->is_open()) it->second.conn->send(m);
+  }
 }
 
 std::string Coordinator::node_name(std::uint32_t node) const {
@@ -342,14 +362,23 @@ void Coordinator::tick() {
   }
   if (phase_ == Phase::Done) return;
   if (phase_ == Phase::Gathering && now - started_ > config_.rdzv_timeout) {
-    std::string missing, arrived;
-    for (std::uint32_t i = 0; i < nodes_.size(); ++i)
-      (nodes_[i].joined ? arrived : missing) += (std::string(", ") + node_name(i));
+    // The cause travels in one ABORT line (16 KiB at most): name the missing
+    // nodes (the first 50 in full), count the ones that arrived.
+    std::string missing;
+    std::size_t missing_count = 0, arrived_count = 0;
+    for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+      if (nodes_[i].joined) {
+        ++arrived_count;
+      } else if (++missing_count <= 50) {
+        missing += ", " + node_name(i);
+      }
+    }
+    if (missing_count > 50) missing += " and " + std::to_string(missing_count - 50) + " more";
     return finish(1,
-                  "rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) + " s: node(s) " +
-                      missing.substr(2) + " did not arrive" +
-                      (arrived.empty() ? "" : " (arrived: " + arrived.substr(2) + ")") +
-                      "; each missing node's agent says what it tried",
+                  "rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) + " s: " +
+                      std::to_string(missing_count) + " node(s) did not arrive: " + missing.substr(2) + " (" +
+                      std::to_string(arrived_count) + " of " + std::to_string(nodes_.size()) +
+                      " arrived); each missing node's agent says what it tried",
                   "ABORT");
   }
   if (now - last_heartbeat_ >= kHeartbeatEvery) {

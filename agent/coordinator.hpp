@@ -106,6 +106,7 @@ class Coordinator {
   std::map<std::uint64_t, Peer> peers_;
   std::vector<std::unique_ptr<Connection>> graveyard_;  // closed in callbacks, destroyed in tick()
   std::uint64_t next_peer_ = 1;
+  bool warned_fd_limit_ = false;  // EMFILE said once
   std::vector<Node> nodes_;
   Phase phase_ = Phase::Gathering;
   std::uint32_t attempt_ = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent.hpp"
+#include "worker_group.hpp"
 #include "ddp/rdzv_protocol.hpp"
 #include "ddp/version.hpp"
 
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_logger_st("ddp-agent");
   logger->set_pattern("ddp-agent: %^%l%$: %v");
   spdlog::set_default_logger(logger);
+  ddp::agent::raise_open_files_limit();
 
   CLI::App app{"ddp-agent: starts and supervises the data-parallel workers of one node"};
   app.set_version_flag("--version", std::string("ddp-agent ") + kVersion);

@@ -30,6 +30,11 @@ struct WorkerExit {
   std::string describe() const;  // "exited with code 3" / "was killed by SIGKILL"
 };
 
+// Node 0's coordinator holds one socket per node: the agent raises its own
+// soft open-files limit to the hard one (1024 is common, and too few for a
+// 1024-node job) and gives the workers back the limit they would have had.
+void raise_open_files_limit();
+
 class WorkerGroup {
  public:
   WorkerGroup() = default;

@@ -5,13 +5,14 @@ Every node is an ddp-agent process on this machine, started the way the spank_dd
 plugin starts it (`ddp-agent --plan-from-env -- CMD`, DDP_PLAN_* variables as
 write_plan() in common/ddp/plan.cpp writes them, SLURM_DDP_SECRET shared by all),
 one worker per node; node 0's agent hosts the coordinator on a free port of
-127.0.0.1. Four measurements, each repeated --repeats times (median/min/max):
+127.0.0.1. Four measurements (and one optional), each repeated --repeats times
+(median/min/max):
 
   rendezvous  worker `sh -c 'echo $$ >FILE'` (as trivial as `true`, but leaves its
               start time as the file's mtime). From just before the first agent is
-              spawned: spawn of all N agents, all nodes joined (node 0's --ddp-verbose summary line, printed by the
-              coordinator the moment the last JOIN arrives), first and last worker
-              start, every agent exited (job done).
+              spawned: spawn of all N agents, all nodes joined (node 0's --ddp-verbose
+              summary line, printed by the coordinator the moment the last JOIN
+              arrives), first and last worker start, every agent exited (job done).
   late0       the same, but node 0's agent is spawned last, after nodes 1..N-1, which
               are already retrying (every 250 ms) when its coordinator starts: the burst
               of connections that meets the coordinator's accept backlog (256), its
@@ -23,12 +24,20 @@ one worker per node; node 0's agent hosts the coordinator on a free port of
               SIGSTOP node N-1's agent and its worker (a node that stops answering);
               time until every other agent has exited. The stopped pair is SIGKILLed
               afterwards.
+  missing     (not in the default --modes) node N-1 is never started; time until every
+              other agent has given up at the rendezvous timeout (--missing-rdzv-timeout,
+              5 s), and node 0 must name the missing node as the root cause.
+
+--agent-nofile 1024 gives the agents the soft open-file limit a job step usually
+inherits (node 0 holds one socket per node); by default they get this script's,
+raised to the hard limit.
 
 A run fails when an agent exits with an unexpected status (e.g. killed by a signal),
 the root cause is not the injected fault, or it hangs (per-run time limits). Its
 repeats at that N still run (unless it hung), and what it measured before failing
 stays in the JSON marked "failed" (the start columns count runs in which every
-worker had started); larger N are skipped for that mode only when the rendezvous
+worker had started; "missing" counts the exit times of runs whose root cause was
+wrong or absent); larger N are skipped for that mode only when the rendezvous
 itself failed or a run hung. The reasons are in the JSON and under the tables.
 
 Writes JSON (--out) and prints Markdown tables. Every process started here is in a
@@ -41,6 +50,7 @@ usage: bench/scale_sim.py [--repeats R] [--max-n N] [--max-n-fail N] [--ns 8,16,
 """
 import argparse
 import datetime
+import fcntl
 import json
 import os
 import platform
@@ -60,10 +70,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_NS = [8, 16, 32, 64, 128, 256, 512, 1024]
-MODES = ("rendezvous", "late0", "failure", "cutoff")
+MODES = ("rendezvous", "late0", "failure", "cutoff", "missing")
+DEFAULT_MODES = ("rendezvous", "late0", "failure", "cutoff")
 
 LIVE = []  # Popen objects of agents not yet reaped (cleanup kills them)
-WORKER_PIDFILES = []  # (run dir, pid file) of every run, for the worker sweep
+RUN_DIRS = []  # run directories not yet removed: their w.RANK files name the workers to sweep
 
 
 class RunFailed(Exception):
@@ -95,7 +106,7 @@ def listen_counters():
     return 0, 0
 
 
-def raise_nofile(n_agents):
+def raise_nofile():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
     if soft < want:
@@ -142,7 +153,7 @@ def cleanup_all():
         except Exception:
             pass
     LIVE.clear()
-    for rundir in WORKER_PIDFILES:
+    for rundir in RUN_DIRS:
         sweep_workers(rundir)
 
 
@@ -159,16 +170,13 @@ class Sim:
     def __init__(self, a, n, mode, tmp_root):
         self.a, self.n, self.mode = a, n, mode
         self.dir = tempfile.mkdtemp(prefix=f"{mode}-{n}-", dir=tmp_root)
-        WORKER_PIDFILES.append(self.dir)
+        RUN_DIRS.append(self.dir)
         self.procs = []
         self.pidfds = {}  # fd -> node rank
         self.exit_t = {}  # node -> monotonic time of exit
         self.rc = {}
         self.node0_err = b""
         self.marks = {}
-        self.refused_pending = 0
-        self.handshake_timeouts = 0
-        self.root_cause = None
         self.err_fd = -1
         self.hb_ms = 5000
         self.t_first = time.monotonic()
@@ -192,7 +200,8 @@ class Sim:
             "MAX_RESTARTS": "0", "STOP_GRACE_MS": "5000", "EXPORT_IB_HCA": "0",
             "JOB_ID": str(os.getpid()), "STEP_ID": "0", "PORT_RANGE": "20000-29999",
             "RDZV_PORT": str(rdzv_port), "MASTER_INTERFACE": "",
-            "RDZV_TIMEOUT_MS": str(int(self.a.rdzv_timeout * 1000)),
+            "RDZV_TIMEOUT_MS": str(int((self.a.missing_rdzv_timeout if self.mode == "missing"
+                                        else self.a.rdzv_timeout) * 1000)),
             # default 5 s; the cut-off runs shorten it with --heartbeat-timeout (below)
             "HEARTBEAT_TIMEOUT_MS": "5000",
         }
@@ -244,6 +253,7 @@ class Sim:
                     self.on_node0_output(now, chunk)
                 else:
                     poller.unregister(fd)
+                    os.close(fd)
                     self.err_fd = -1
             elif fd in self.pidfds:
                 node = self.pidfds.pop(fd)
@@ -276,18 +286,34 @@ class Sim:
 
     # -- the run ----------------------------------------------------------------
     def spawn(self, node, argv, env, log, poller):
-        try:
-            p = subprocess.Popen(argv, env=env, cwd=self.dir, stdin=subprocess.DEVNULL,
-                                 stdout=log, stderr=subprocess.PIPE if node == 0 else log,
-                                 start_new_session=True)
-        except OSError as e:
-            raise RunFailed(f"cannot start agent {node} of {self.n}: {e}") from None
-        LIVE.append(p)
-        self.procs[node] = p
+        err = log
         if node == 0:
-            self.err_fd = p.stderr.fileno()
+            # Node 0's stderr (the verbose summary: 2N+1 lines) comes to us through a pipe
+            # made large enough that node 0 never blocks on it while we wait for a CPU.
+            self.err_fd, err = os.pipe()
+            try:
+                fcntl.fcntl(err, fcntl.F_SETPIPE_SZ, 1 << 20)
+            except OSError:
+                pass
             os.set_blocking(self.err_fd, False)
             poller.register(self.err_fd, select.POLLIN)
+        try:
+            p = subprocess.Popen(argv, env=env, cwd=self.dir, stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=err, start_new_session=True)
+        except OSError as e:
+            raise RunFailed(f"cannot start agent {node} of {self.n}: {e}") from None
+        finally:
+            if node == 0:
+                os.close(err)
+        LIVE.append(p)
+        self.procs[node] = p
+        if self.a.agent_nofile:
+            # The soft limit a job step would inherit (Slurm propagates the user's; often 1024).
+            try:
+                resource.prlimit(p.pid, resource.RLIMIT_NOFILE,
+                                 (self.a.agent_nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+            except OSError:
+                pass
         fd = os.pidfd_open(p.pid)
         self.pidfds[fd] = node
         poller.register(fd, select.POLLIN)
@@ -299,6 +325,7 @@ class Sim:
         try:
             return self.measure()
         except RunFailed as e:
+            waits = {k: round(v, 2) for k, v in self.run_delays().items() if v is not None}
             tail = self.node0_err.decode(errors="replace").strip().splitlines()[-6:]
             try:
                 other = open(os.path.join(self.dir, "agents.log"), errors="replace").read().strip().splitlines()
@@ -306,11 +333,13 @@ class Sim:
                 other = []
             errs = [l for l in other if "error" in l or "warning" in l]
             marks = {k: round(v - self.t_first, 3) for k, v in self.marks.items()}
-            detail = {"seconds_from_first_spawn": marks, "node0_stderr_tail": tail, "other_agents_errors": len(errs),
+            detail = {"seconds_from_first_spawn": marks, "cpu_wait_of_live_agents": waits,
+                      "node0_stderr_tail": tail, "other_agents_errors": len(errs),
                       "other_agents_first_errors": sorted(set(errs))[:5]}
             err = RunFailed(str(e) + " | " + json.dumps(detail), timeout=e.timeout)
             err.partial = dict(self.result, failed=str(e))
-            err.all_started = "workers_started_s" in self.result
+            # the rendezvous worked (or, for "missing", every agent gave up): larger N still run
+            err.all_started = "workers_started_s" in self.result or "all_exited_s" in self.result
             raise err from None
         finally:
             self.teardown()
@@ -324,7 +353,8 @@ class Sim:
         result = self.result
         # t0: just before the first agent is spawned (Python's own start-up is not in
         # it); in "late0" just before node 0's agent, spawned after all the others.
-        order = list(range(1, self.n)) + [0] if self.mode == "late0" else list(range(self.n))
+        order = list(range(1, self.n)) + [0] if self.mode == "late0" else \
+            list(range(self.n - 1)) if self.mode == "missing" else list(range(self.n))
         self.procs = [None] * self.n
         t_first = self.t_first = time.monotonic()
         t0 = wall0 = None
@@ -338,7 +368,28 @@ class Sim:
             result["others_running_s"] = t0 - t_first  # how long nodes 1..N-1 had been retrying
         setup_deadline = t0 + self.a.rdzv_timeout + 30
 
-        if self.mode in ("rendezvous", "late0"):
+        if self.mode == "missing":
+            # Node N-1 never starts: every other agent must give up at the rendezvous
+            # timeout, and node 0 must name the missing node.
+            deadline = t0 + self.a.missing_rdzv_timeout + 30
+            while self.pidfds:
+                now = self.pump(poller, 0.5)
+                if now > deadline:
+                    raise RunFailed(f"{len(self.pidfds)} of {self.n - 1} agents still running {now - t0:.0f} s "
+                                    f"after the start", timeout=True)
+            self.drain(poller)
+            result["exit_codes"] = self.rc_histogram()
+            cause = self.root_cause_line()
+            result["root_cause"] = cause[:300] if cause else None
+            crashed = {node: rc for node, rc in self.rc.items() if rc < 0}
+            if crashed:
+                raise RunFailed(f"{len(crashed)} agents died by a signal: {self.describe_rcs(crashed)}")
+            exits = [t - t0 for t in self.exit_t.values()]
+            result.update(first_exit_s=min(exits), node0_exit_s=self.exit_t[0] - t0, all_exited_s=max(exits))
+            if not cause or f"did not arrive: {self.n - 1}" not in cause:
+                errs = sorted(set(l for l in self.node0_err.decode(errors="replace").splitlines() if "error" in l))
+                raise RunFailed(f"node 0 did not name the missing node {self.n - 1}; its errors: {errs[:3]}")
+        elif self.mode in ("rendezvous", "late0"):
             while self.pidfds:
                 now = self.pump(poller, 0.5)
                 if now > setup_deadline:
@@ -375,6 +426,7 @@ class Sim:
                 raise RunFailed(f"{self.n - len(self.pidfds)} agents exited before the fault: "
                                 f"{self.describe_rcs(self.rc)}")
             result.update(joined_s=self.rel("joined", t0), workers_started_s=max(starts))
+            result.update(self.run_delays())  # CPU wait of the agents up to the fault
             others = [node for node in range(self.n) if node != victim] if self.mode == "cutoff" \
                 else list(range(self.n))
             # Phase 2: the fault, then every (other) agent gone.
@@ -423,11 +475,12 @@ class Sim:
                 pass
             if p in LIVE:
                 LIVE.remove(p)
-            if p.stderr:
-                p.stderr.close()
         for fd in list(self.pidfds):
             os.close(fd)
         self.pidfds.clear()
+        if self.err_fd >= 0:
+            os.close(self.err_fd)
+            self.err_fd = -1
         sweep_workers(self.dir)
         if getattr(self, "log", None):
             self.log.close()
@@ -435,7 +488,24 @@ class Sim:
             self.node0_log.close()
         if not self.a.keep:
             shutil.rmtree(self.dir, ignore_errors=True)
-            WORKER_PIDFILES.remove(self.dir)
+            RUN_DIRS.remove(self.dir)
+
+    def run_delays(self):
+        """Seconds each live agent has spent waiting for a CPU (schedstat run_delay):
+        how much the 2 cores are oversubscribed, as node 0 and the worst agent saw it."""
+        delays = {}
+        for node, p in enumerate(self.procs):
+            if p is None or p.returncode is not None or node in self.exit_t:
+                continue
+            try:
+                delays[node] = int(open(f"/proc/{p.pid}/schedstat").read().split()[1]) / 1e9
+            except (OSError, IndexError, ValueError):
+                pass
+        if not delays:
+            return {}
+        return {"node0_cpu_wait_s": delays.get(0), "max_agent_cpu_wait_s": max(delays.values()),
+                "median_agent_cpu_wait_s": statistics.median(delays.values()),
+                "since_first_spawn_s": time.monotonic() - self.t_first}
 
     def rc_histogram(self):
         h = {}
@@ -497,8 +567,9 @@ METRICS = {
                    "total_s", "refused_pending", "handshake_timeouts", "listen_overflows"],
     "late0": ["spawn_s", "others_running_s", "joined_s", "first_worker_s", "workers_started_s", "node0_exit_s",
               "total_s", "refused_pending", "handshake_timeouts", "listen_overflows"],
-    "failure": ["workers_started_s", "first_exit_s", "node0_exit_s", "all_exited_s"],
-    "cutoff": ["workers_started_s", "first_exit_s", "node0_exit_s", "all_exited_s"],
+    "failure": ["workers_started_s", "first_exit_s", "node0_exit_s", "all_exited_s", "node0_cpu_wait_s"],
+    "cutoff": ["workers_started_s", "first_exit_s", "node0_exit_s", "all_exited_s", "node0_cpu_wait_s"],
+    "missing": ["spawn_s", "first_exit_s", "node0_exit_s", "all_exited_s"],
 }
 
 
@@ -543,6 +614,11 @@ def markdown(result):
                    ["N", "first agent exited", "node 0 exited", "all other agents exited", "ok"],
                    lambda s: [fmt(s.get("first_exit_s")), fmt(s.get("node0_exit_s")),
                               fmt(s.get("all_exited_s")), None]),
+        "missing": (f"Node never arrives (node N-1 not started; rendezvous timeout "
+                    f"{r['settings']['missing_rdzv_timeout_s']:g} s; seconds from just before node 0 is spawned)",
+                    ["N", "first agent exited", "node 0 exited", "all agents exited", "ok"],
+                    lambda s: [fmt(s.get("first_exit_s")), fmt(s.get("node0_exit_s")),
+                               fmt(s.get("all_exited_s")), None]),
     }
     for mode in MODES:
         entries = r["results"].get(mode)
@@ -572,9 +648,15 @@ def main():
     ap.add_argument("--ns", default=",".join(map(str, DEFAULT_NS)), help="node counts, comma-separated")
     ap.add_argument("--max-n", type=int, default=1024, help="largest N (rendezvous; bounds the others too)")
     ap.add_argument("--max-n-fail", type=int, default=256, help="largest N for the failure and cut-off runs")
-    ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                    help=f"of {','.join(MODES)} (default: all but missing)")
+    ap.add_argument("--missing-rdzv-timeout", type=float, default=5.0,
+                    help="seconds: the rendezvous timeout of the 'missing' runs")
     ap.add_argument("--heartbeat-timeout", type=float, default=2.0, help="seconds, for the cut-off runs")
     ap.add_argument("--rdzv-timeout", type=float, default=60.0, help="seconds (the plan's; agent default 60)")
+    ap.add_argument("--agent-nofile", type=int, default=0,
+                    help="soft RLIMIT_NOFILE for the agents (default: this script's, raised to the hard limit); "
+                         "e.g. 1024, the usual user default that Slurm propagates to job steps")
     ap.add_argument("--no-verbose", dest="verbose0", action="store_false",
                     help="no --ddp-verbose on node 0 (then no 'all joined' time)")
     ap.add_argument("--budget", type=float, default=600.0,
@@ -593,25 +675,28 @@ def main():
     for m in modes:
         if m not in MODES:
             sys.exit(f"scale_sim: unknown mode {m}; choose from {','.join(MODES)}")
-    nofile = raise_nofile(max(ns))
+    nofile = raise_nofile()  # node 0 holds a socket per node, this script a pidfd per agent
 
     def on_term(sig, frame):
         raise KeyboardInterrupt(f"signal {sig}")
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, on_term)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # also when started in the background
 
     started = time.monotonic()
     result = {
         "benchmark": "scale_sim",
         "measured": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "bench/scale_sim.py " + " ".join(sys.argv[1:]),
+        "command": ("bench/scale_sim.py " + " ".join(sys.argv[1:])).strip(),
         "host": host_info(),
         "agent": a.agent,
         "agent_version": subprocess.run([a.agent, "--version"], capture_output=True, text=True).stdout.strip(),
         "settings": {"repeats": a.repeats, "ns": ns, "max_n": a.max_n, "max_n_fail": a.max_n_fail,
                      "modes": modes, "heartbeat_timeout_s": a.heartbeat_timeout,
+                     "missing_rdzv_timeout_s": a.missing_rdzv_timeout,
                      "default_heartbeat_timeout_s": 5.0, "rdzv_timeout_s": a.rdzv_timeout,
-                     "stop_grace_s": 5.0, "node0_verbose": a.verbose0, "nofile_limit": list(nofile)},
+                     "stop_grace_s": 5.0, "node0_verbose": a.verbose0, "nofile_limit": list(nofile),
+                     "agent_nofile": a.agent_nofile or nofile[0]},
         "results": {m: [] for m in modes},
         "stopped": {},
     }
