@@ -4,7 +4,8 @@ wall time of a minimal torch.distributed job (bench/minimal_ddp.py, 4 ranks)
 
   ours:     srun -N2 --ddp=cpu --ddp-procs=2 python3 minimal_ddp.py
   torchrun: srun -N2 --ntasks-per-node=1 --no-ddp torchrun --nnodes=2 --nproc_per_node=2
-            --rdzv_backend=c10d ... minimal_ddp.py   (Debian's 1.13: --redirects/--tee)
+            --node_rank=N --master_addr=... minimal_ddp.py   (static rendezvous; Debian's
+            1.13: --redirects/--tee)
   floor:    srun -N2 --ntasks-per-node=2 --no-ddp with RANK/WORLD_SIZE/MASTER_* set by
             hand from SLURM_PROCID etc.: the workers alone, no launcher
 
@@ -55,10 +56,12 @@ def main():
         wenv = dict(env, GLOO_SOCKET_IFNAME="eth0", OMP_NUM_THREADS="1")
         variants = {
             "ours": ["srun", "-N2", "--ddp=cpu", "--ddp-procs=2", "/usr/bin/python3", script],
+            # torchrun's static rendezvous (as tests/integration/batch_step.sh):
+            # with c10d, torchrun 1.13 hands the workers node 0's *host name* as
+            # MASTER_ADDR, and the simulated nodes all share one host name.
             "torchrun": ["srun", "-N2", "--ntasks-per-node=1", "--no-ddp", "--export=ALL", "bash", "-c",
-                         f"exec torchrun --nnodes=2 --nproc_per_node=2 --rdzv_backend=c10d "
-                         f"--rdzv_endpoint={addr0}:29411 --rdzv_id=$SLURM_JOB_ID --redirects 9:0 --tee 9:0 "
-                         f"{script}"],
+                         f"exec torchrun --nnodes=2 --nproc_per_node=2 --node_rank=$SLURM_NODEID "
+                         f"--master_addr={addr0} --master_port=29411 --redirects 9:0 --tee 9:0 {script}"],
             "floor": ["srun", "-N2", "--ntasks-per-node=2", "--no-ddp", "--export=ALL", "bash", "-c",
                       f"RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID "
                       f"MASTER_ADDR={addr0} MASTER_PORT=29412 exec /usr/bin/python3 {script}"],

@@ -24,7 +24,7 @@ def versions(build):
     return {
         "ddp-train": out([f"{build}/trainer/ddp-train", "--version"]).splitlines()[0:1],
         "torch": out(["/usr/bin/python3", "-c", "import torch; print(torch.__version__)"]),
-        "slurm": out(["srun", "--version"]),
+        "slurm": "Slurm " + out(["dpkg-query", "-W", "-f=${Version}", "slurm-client"]),
         "gloo": out(["dpkg-query", "-W", "-f=${Version}", "libgloo0"]),
         "blas": os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"),
         "cpu": out(["sh", "-c", "lscpu | sed -n 's/^Model name: *//p'"]),
@@ -82,8 +82,11 @@ def main():
                  "Wall time of `bench/minimal_ddp.py` (init_process_group over env://, one all_reduce, 4 ranks) "
                  "on a local 2-node Slurm cluster (`bench/launch_bench.py`), "
                  f"{l['repeats']} rounds of: `srun -N2 --ddp=cpu --ddp-procs=2`, `srun -N2 --ntasks-per-node=1 "
-                 "torchrun --nnodes=2 --nproc_per_node=2 --rdzv_backend=c10d`, and the floor: `srun -N2 "
-                 "--ntasks-per-node=2` with RANK/WORLD_SIZE/MASTER_* set by hand (the workers alone).", "",
+                 "torchrun --nnodes=2 --nproc_per_node=2 --node_rank=N --master_addr=...` (static rendezvous: "
+                 "with c10d, torchrun 1.13 gives the workers node 0's host name as MASTER_ADDR, and the simulated "
+                 "nodes share one host name), and the floor: `srun -N2 --ntasks-per-node=2` with "
+                 "RANK/WORLD_SIZE/MASTER_* set by hand (the workers alone). A first round of each is discarded "
+                 "(warm-up).", "",
                  "| launcher | median s | min | max |", "|---|---|---|---|"]
         for k in ("ours", "torchrun", "floor"):
             body.append(f"| {k} | {s[k]['median']:.2f} | {s[k]['min']:.2f} | {s[k]['max']:.2f} |")
@@ -122,6 +125,7 @@ def main():
 set output "{r}/allreduce.png"
 set title "all-reduce algbw, 2 ranks on one node (CPU backend)"
 set logscale xy 2
+set format x "%.0b%B"
 set xlabel "bytes"
 set ylabel "GB/s"
 set key top left
@@ -140,7 +144,68 @@ plot "{data}" using 1:2 with linespoints title "shared memory", "{data}" using 1
 
 
 def scale_section(s, r, headline):
-    return ["## Scale by simulation", "", "```", json.dumps(s, indent=1)[:4000], "```", ""]
+    """Rendezvous, failure and cut-off times of N simulated nodes (bench/scale_sim.py)."""
+    res = s["results"]
+    fmt = lambda st: f"{st['median']:.2f} ({st['min']:.2f}-{st['max']:.2f})"
+    out = ["## Scale by simulation", "",
+           f"N `ddp-agent` processes on loopback, one per simulated node, 1 worker each, with the plan the plugin "
+           f"would give them (`bench/scale_sim.py`, {s['settings']['repeats']} runs per N; seconds, median (min-max)). "
+           "All N agents share this machine's 2 cores, so large N measures the machine as much as the agents.", ""]
+    rows = {e["n"]: e for e in res.get("rendezvous", []) if e.get("stats")}
+    if rows:
+        out += ["### Rendezvous (from the first agent's spawn)", "",
+                "| N | all spawned | all joined | all workers started | job done | ok |", "|---|---|---|---|---|---|"]
+        for n in sorted(rows):
+            st = rows[n]["stats"]
+            out.append(f"| {n} | {fmt(st['spawn_s'])} | {fmt(st['joined_s'])} | {fmt(st['workers_started_s'])} | "
+                       f"{fmt(st['total_s'])} | {rows[n]['ok']}/{rows[n]['runs']} |")
+        big = max(rows)
+        headline.append(f"| rendezvous of {big} simulated nodes (loopback, 2 cores), s | all joined "
+                        f"{rows[big]['stats']['joined_s']['median']:.2f} s after the first spawn "
+                        f"(spawning takes {rows[big]['stats']['spawn_s']['median']:.2f}) | | |")
+    fails = {e["n"]: e for e in res.get("failure", []) if e.get("stats")}
+    if fails:
+        out += ["", "### Failure detection (one worker SIGKILLed on node N-1; from the kill)", "",
+                "| N | first agent exited | every agent exited | ok |", "|---|---|---|---|"]
+        for n in sorted(fails):
+            st = fails[n]["stats"]
+            out.append(f"| {n} | {fmt(st['first_exit_s'])} | {fmt(st['all_exited_s'])} | {fails[n]['ok']}/{fails[n]['runs']} |")
+        big = max(fails)
+        headline.append(f"| worker death to every one of {big} agents stopped, s | "
+                        f"{fails[big]['stats']['all_exited_s']['median']:.2f} | not measured | |")
+    cut = {e["n"]: e for e in res.get("cutoff", []) if e.get("stats")}
+    if cut:
+        hb = s["settings"].get("heartbeat_timeout_s")
+        out += ["", f"### Node cut-off (agent and worker of node N-1 SIGSTOPped; heartbeat timeout {hb} s; from the stop)",
+                "", "| N | first agent exited | every other agent exited | ok |", "|---|---|---|---|"]
+        for n in sorted(cut):
+            st = cut[n]["stats"]
+            key = "all_exited_s" if "all_exited_s" in st else "others_exited_s"
+            out.append(f"| {n} | {fmt(st['first_exit_s'])} | {fmt(st[key])} | {cut[n]['ok']}/{cut[n]['runs']} |")
+    # Plot: rendezvous and failure times against N.
+    if rows:
+        data = os.path.join(r, ".scale.dat")
+        with open(data, "w") as f:
+            for n in sorted(rows):
+                fl = fails.get(n, {}).get("stats", {}).get("all_exited_s", {}).get("median", "NaN")
+                f.write(f"{n} {rows[n]['stats']['joined_s']['median']} {rows[n]['stats']['spawn_s']['median']} {fl}\n")
+        gnuplot(f'''set terminal pngcairo size 900,500
+set output "{r}/scale.png"
+set title "N simulated nodes on loopback (2 cores)"
+set logscale x 2
+set xlabel "nodes (agents)"
+set ylabel "seconds"
+set key top left
+set grid
+plot "{data}" using 1:2 with linespoints title "rendezvous: all joined", "{data}" using 1:3 with lines dt 2 title "spawning the agents", "{data}" using 1:4 with linespoints title "worker death -> every agent stopped"
+''')
+        os.remove(data)
+        out += ["", "![scale](scale.png)", ""]
+    for mode, entries in res.items():
+        for e in entries:
+            for err in e.get("errors", [])[:2]:
+                out.append(f"- {mode} N={e['n']}: {str(err)[:300]}")
+    return out
 
 
 if __name__ == "__main__":

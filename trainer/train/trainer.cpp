@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <optional>
 
@@ -70,14 +69,6 @@ void release_split(Ops& ops, DeviceSplit& s) {
   for (void* p : {static_cast<void*>(s.features), static_cast<void*>(s.labels), static_cast<void*>(s.targets)})
     if (p) ops.release(p);
 }
-
-// The loss for one micro-batch: writes d(loss)/d(output) and adds
-// scale * loss into *loss_acc.
-struct Batch {
-  float* x = nullptr;
-  int* labels = nullptr;
-  float* targets = nullptr;
-};
 
 }  // namespace
 
