@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
                  "testing: the rank --crash-rank (default the last) SIGKILLs itself at this global step, "
                  "first attempt only");
   app.add_option("--crash-rank", o.crash_rank, "testing: which rank --crash-at-step kills");
+  app.add_option("--crash-in-snapshot", o.crash_in_snapshot,
+                 "testing: rank 0 SIGKILLs itself while writing its N-th snapshot of this attempt");
+  app.add_option("--crash-stage", o.crash_stage, "testing: where --crash-in-snapshot kills: write (half written) or "
+                 "rename (written and synced, not yet renamed)")
+      ->check(CLI::IsMember({"write", "rename"}));
 
   try {
     app.parse(argc, argv);

@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -158,7 +160,8 @@ Result<Snapshot> decode_snapshot(const std::vector<char>& b, const std::string& 
   return s;
 }
 
-Status write_file_durably(const std::string& dir, const std::string& name, const std::vector<char>& bytes) {
+Status write_file_durably(const std::string& dir, const std::string& name, const std::vector<char>& bytes,
+                          CrashPoint crash) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
     return fail("cannot create snapshot directory " + dir + ": " + errno_text());
   const std::string tmp = dir + "/." + name + ".tmp";
@@ -167,7 +170,10 @@ Status write_file_durably(const std::string& dir, const std::string& name, const
   if (fd < 0) return fail("cannot write " + tmp + ": " + errno_text());
   std::size_t written = 0;
   while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (crash == CrashPoint::half_written && written >= bytes.size() / 2) ::raise(SIGKILL);
+    const std::size_t chunk = crash == CrashPoint::half_written ? std::min<std::size_t>(bytes.size() / 2 + 1, bytes.size() - written)
+                                                                : bytes.size() - written;
+    const ssize_t n = ::write(fd, bytes.data() + written, chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const std::string err = errno_text();
@@ -184,6 +190,7 @@ Status write_file_durably(const std::string& dir, const std::string& name, const
     return fail("fsync of " + tmp + " failed: " + err + "; the previous snapshot is kept");
   }
   ::close(fd);
+  if (crash == CrashPoint::before_rename) ::raise(SIGKILL);
   if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
     const std::string err = errno_text();
     ::unlink(tmp.c_str());

@@ -36,8 +36,13 @@ Result<Snapshot> decode_snapshot(const std::vector<char>& bytes, const std::stri
 
 std::string snapshot_file_name(std::uint64_t global_step);
 
+// Testing only: where write_file_durably SIGKILLs its own process, to prove
+// that no interruption costs the previous snapshot.
+enum class CrashPoint { none, half_written, before_rename };
+
 // Durable write of `bytes` as dir/name (temporary, fsync, rename, fsync dir).
-Status write_file_durably(const std::string& dir, const std::string& name, const std::vector<char>& bytes);
+Status write_file_durably(const std::string& dir, const std::string& name, const std::vector<char>& bytes,
+                          CrashPoint crash = CrashPoint::none);
 
 struct LoadedSnapshot {
   Snapshot snapshot;

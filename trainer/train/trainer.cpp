@@ -286,6 +286,7 @@ int run_training(const TrainOptions& o) {
                std::size_t(rows) * spec->dims.back(), scale, acc);
   };
 
+  int snapshots_written = 0;
   auto save_snapshot = [&](int next_epoch, long long next_step_in_epoch, const char* why) {
     if (!lead || o.snapshot_dir.empty()) return;
     const auto t0 = Clock::now();
@@ -317,7 +318,14 @@ int run_training(const TrainOptions& o) {
       snap.blobs.push_back(std::move(host));
     }
     const std::string name = snapshot_file_name(std::uint64_t(global_step));
-    if (auto st = write_file_durably(o.snapshot_dir, name, encode_snapshot(snap)); !st) {
+    ++snapshots_written;
+    const CrashPoint crash = snapshots_written != o.crash_in_snapshot ? CrashPoint::none
+                             : o.crash_stage == "rename"             ? CrashPoint::before_rename
+                                                                     : CrashPoint::half_written;
+    if (crash != CrashPoint::none)
+      std::fprintf(stderr, "ddp-train: fault injection: rank 0 is killed while writing %s (%s)\n", name.c_str(),
+                   o.crash_stage.c_str());
+    if (auto st = write_file_durably(o.snapshot_dir, name, encode_snapshot(snap), crash); !st) {
       spdlog::warn("warning: snapshot not saved: {}", st.error());  // training goes on; the old snapshots stay
       return;
     }
