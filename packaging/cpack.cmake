@@ -21,14 +21,8 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Library dependencies from dpkg-shlibdeps; Slurm pinned to the release the
 # plugin was built against (Slurm refuses plugins of another release).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-math(EXPR ddp_next_minor "${DDP_SLURM_MINOR} + 1")
-if(ddp_next_minor LESS 10)
-  set(ddp_next_release "${DDP_SLURM_MAJOR}.0${ddp_next_minor}")
-else()
-  set(ddp_next_release "${DDP_SLURM_MAJOR}.${ddp_next_minor}")
-endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "slurm-wlm-basic-plugins (>= ${DDP_SLURM_RELEASE}~), slurm-wlm-basic-plugins (<< ${ddp_next_release}~)")
+    "slurm-wlm-basic-plugins (>= ${DDP_SLURM_RELEASE}~), slurm-wlm-basic-plugins (<< ${DDP_SLURM_NEXT_RELEASE}~)")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-torch")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox")
 # Files under /etc are conffiles: an upgrade keeps the admin's edits.
