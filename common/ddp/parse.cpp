@@ -1,5 +1,6 @@
 #include "ddp/parse.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace ddp {
@@ -10,6 +11,29 @@ std::string_view trim(std::string_view text) {
   if (begin == std::string_view::npos) return {};
   const auto end = text.find_last_not_of(blank);
   return text.substr(begin, end - begin + 1);
+}
+
+std::string printable(std::string_view text, std::size_t max) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(std::min(text.size(), max) + 3);
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    std::string piece(1, c);
+    if (c == '\\')
+      piece = "\\\\";
+    else if (c == '\n')
+      piece = "\\n";
+    else if (c == '\t')
+      piece = "\\t";
+    else if (c == '\r')
+      piece = "\\r";
+    else if (byte < 0x20 || byte == 0x7f)
+      piece = std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
+    if (out.size() + piece.size() > max) return out + "...";
+    out += piece;
+  }
+  return out;
 }
 
 Result<std::uint64_t> parse_uint(std::string_view text, std::uint64_t min, std::uint64_t max, std::string_view what) {

@@ -26,4 +26,10 @@ Result<PortRange> parse_port_range(std::string_view text, std::string_view what)
 // Leading/trailing blanks removed.
 std::string_view trim(std::string_view text);
 
+// `text` made safe for one log line: control characters written as \n, \t,
+// \r or \xNN (a backslash as \\), and cut to at most `max` characters with
+// "..." appended. Messages quote values users choose (options, DDP_*
+// variables, node lists), and slurmd's log must not get lines a user forged.
+std::string printable(std::string_view text, std::size_t max = 4096);
+
 }  // namespace ddp

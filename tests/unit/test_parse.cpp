@@ -48,8 +48,21 @@ START_TEST(trim_removes_blanks_only_at_the_ends) {
 }
 END_TEST
 
+START_TEST(printable_keeps_one_bounded_line) {
+  CK_STR_EQ(printable("DDP_PORT=1 is out of range"), "DDP_PORT=1 is out of range");
+  // A value with a newline cannot start a forged line in slurmd's log.
+  CK_STR_EQ(printable("1\n[2024-01-01T00:00:00] error: forged\r\t\x1b[31m\x7f"),
+            "1\\n[2024-01-01T00:00:00] error: forged\\r\\t\\x1b[31m\\x7f");
+  CK_STR_EQ(printable("a\\n"), "a\\\\n");              // a typed backslash stays distinguishable
+  CK_STR_EQ(printable("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 untouched
+  CK_STR_EQ(printable(std::string(10, 'x'), 4), "xxxx...");
+  CK_STR_EQ(printable("ab\ncd", 3), "ab...");  // an escape is never cut in half
+  ck_assert_uint_eq(printable(std::string(100000, 'y')).size(), 4096 + 3);
+}
+END_TEST
+
 Suite* parse_suite() {
-  return make_suite(
-      "parse", {uint_accepts_range_bounds, uint_rejects_garbage_with_the_range, uint_rejects_out_of_range_and_overflow,
-                port_range_parses_and_checks_order, trim_removes_blanks_only_at_the_ends});
+  return make_suite("parse", {uint_accepts_range_bounds, uint_rejects_garbage_with_the_range,
+                              uint_rejects_out_of_range_and_overflow, port_range_parses_and_checks_order,
+                              trim_removes_blanks_only_at_the_ends, printable_keeps_one_bounded_line});
 }
