@@ -160,6 +160,10 @@ Status become_worker(spank_t sp, const NodePlan& plan) {
   char** envp = nullptr;
   if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS) return fail("Slurm did not give the task's environment");
   const Environment base = Environment::from_envp(envp);
+  // The agents' rendezvous secret (made by srun) is theirs, not the workers':
+  // in this shape there are no agents, and a worker that submits a job would
+  // otherwise hand it to slurmctld's state files with its environment.
+  if (base.has("SLURM_DDP_SECRET")) spank_unsetenv(sp, "SLURM_DDP_SECRET");
   const auto route = route_to(plan.master_addr);
   const auto env = worker_environment(base, plan, {std::uint32_t(local), 0}, route ? route->interface : "");
   for (const auto& [name, value] : env.vars()) {

@@ -1,20 +1,19 @@
 // slurmstepd on each compute node (the remote context).
 //
 //   init_post_opt (root)  DDP_* environment equivalents; load the site config
-//   user_init     (user)  once per node: site environment, this node's plan
-//   task_init     (user)  in each task, just before Slurm's exec: exec ddp-agent
+//   user_init     (euid user, real/saved uid root) once per node: site
+//                         environment, this node's plan
+//   task_init     (user)  in each task, just before Slurm's exec, with the job
+//                         user's real, effective and saved ids: exec ddp-agent
 //                         (agent shape), become one worker (task shape), or
 //                         export MASTER_* (batch script)
 //
 // Errors found before task_init are deferred to it (see DeferredError).
 #include <sched.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "ddp/netif.hpp"
 #include "ddp/worker_env.hpp"
@@ -34,24 +33,18 @@ namespace ddp::spank {
 
 namespace {
 
-// Runs as root: the config must be root's and writable by nobody else, or a
-// user could point the plugin at a binary of their choice.
+// Runs as root: the config must be root's and writable by nobody else (nor
+// may any directory above it be), or a user could point the plugin at a
+// binary of their choice; read_trusted_file() checks the file it opened.
 Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT && !explicit_path) return SiteConfig{};  // built-in defaults
-    return fail("cannot read the site config " + path + ": " + std::strerror(errno) +
-                (explicit_path ? " (named by config= in plugstack.conf)" : ""));
+  auto text = read_trusted_file(path, "the site config");
+  if (!text) return fail(text.error());
+  if (!*text) {
+    if (!explicit_path) return SiteConfig{};  // built-in defaults
+    return fail("cannot read the site config " + path + ": " + std::strerror(ENOENT) +
+                " (named by config= in plugstack.conf)");
   }
-  if (!S_ISREG(st.st_mode)) return fail("the site config " + path + " is not a regular file");
-  if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
-    return fail("the site config " + path + " must be owned by root and writable only by root; fix with: chown root " +
-                path + " && chmod go-w " + path);
-  std::ifstream in(path);
-  if (!in) return fail("cannot open the site config " + path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_site_config(text.str(), path);
+  return parse_site_config(**text, path);
 }
 
 // The site's environment for --ddp steps, step-wide (spank_setenv in user_init
@@ -129,6 +122,34 @@ void report(spank_t sp, const DeferredError& e) {
   if (local_task == 0 && (e.node_specific || node_id == 0)) error(e.message);
 }
 
+// task_init runs in the task after slurmstepd has made it the job's user for
+// good (real, effective and saved ids: _become_user() in Slurm 22.05's mgr.c),
+// and everything after this execs or runs with those ids. Checked rather than
+// assumed: were a Slurm release to call this hook with root's saved ids, a
+// binary exec'd from here could regain root, so the plugin refuses instead.
+// A job whose user is root runs as root, as Slurm runs its tasks anyway: the
+// plugin never adds privileges, it keeps exactly those Slurm gave the task.
+Status check_task_identity(spank_t sp) {
+  uid_t job_uid = 0;
+  gid_t job_gid = 0;
+  if (spank_get_item(sp, S_JOB_UID, &job_uid) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_GID, &job_gid) != ESPANK_SUCCESS)
+    return fail("Slurm did not tell the job's user");
+  uid_t ruid = 0, euid = 0, suid = 0;
+  gid_t rgid = 0, egid = 0, sgid = 0;
+  if (::getresuid(&ruid, &euid, &suid) != 0 || ::getresgid(&rgid, &egid, &sgid) != 0)
+    return fail(std::string("cannot read the task's user ids: ") + std::strerror(errno));
+  if (ruid == job_uid && euid == job_uid && suid == job_uid && rgid == job_gid && egid == job_gid && sgid == job_gid)
+    return Ok{};
+  const auto ids = [](auto r, auto e, auto s) {
+    return std::to_string(r) + "/" + std::to_string(e) + "/" + std::to_string(s);
+  };
+  return fail("task_init runs with uid " + ids(ruid, euid, suid) + " gid " + ids(rgid, egid, sgid) +
+              " (real/effective/saved), not as the job's user (uid " + std::to_string(job_uid) + " gid " +
+              std::to_string(job_gid) +
+              "), so it starts nothing: has Slurm changed when it calls task_init? Please report it");
+}
+
 }  // namespace
 
 int remote_init_post_opt(spank_t sp) {
@@ -194,6 +215,10 @@ int remote_task_init(spank_t sp) {
   }
   if (!st.plan) {
     report(sp, {"no plan for this node (internal error; please report it)", true});
+    return -1;
+  }
+  if (auto who = check_task_identity(sp); !who) {
+    report(sp, {who.error(), true});
     return -1;
   }
   int local_task = 0;

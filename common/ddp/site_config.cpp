@@ -1,7 +1,17 @@
 #include "ddp/site_config.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <set>
 #include <tuple>
 
 namespace ddp {
@@ -228,6 +238,89 @@ Result<PluginArgs> parse_plugin_args(const std::vector<std::string_view>& args) 
     }
   }
   return parsed;
+}
+
+namespace {
+
+constexpr std::size_t kMaxTrustedFile = 1u << 20;
+
+std::string owner_name(uid_t owner) { return owner == 0 ? "root" : "uid " + std::to_string(owner); }
+
+bool safe_dir(const struct stat& st, uid_t owner) {
+  if (st.st_uid != 0 && st.st_uid != owner) return false;
+  // Others may create entries in a sticky directory (/tmp) but not remove or
+  // rename ours, and what we read lies below an entry checked to be ours.
+  return !(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX);
+}
+
+// Every directory above `path`, nearest first, as the path names them.
+std::vector<std::string> directories_above(const std::string& path) {
+  std::vector<std::string> dirs;
+  std::filesystem::path p(path);
+  for (p = p.parent_path(); !p.empty(); p = p.parent_path()) {
+    dirs.push_back(p.string());
+    if (p == p.root_path()) break;
+  }
+  return dirs;
+}
+
+struct FileDescriptor {
+  int fd;
+  ~FileDescriptor() { ::close(fd); }
+};
+
+}  // namespace
+
+Result<std::optional<std::string>> read_trusted_file(const std::string& path, std::string_view what, uid_t owner) {
+  const std::string name = std::string(what) + " " + path;
+  // O_NONBLOCK: a FIFO put there must not hang slurmstepd in open().
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (raw < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return fail("cannot read " + name + ": " + std::strerror(errno));
+  }
+  const FileDescriptor closer{raw};
+  struct stat st {};
+  if (::fstat(raw, &st) != 0) return fail("cannot read " + name + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail(name + " is not a regular file");
+
+  // Through a symbolic link the file to fix is the one it leads to.
+  std::string real = path;
+  if (char* resolved = ::realpath(path.c_str(), nullptr)) {
+    real = resolved;
+    std::free(resolved);
+  }
+  const std::string shown = real == path ? name : name + " (a link to " + real + ")";
+  if ((st.st_uid != 0 && st.st_uid != owner) || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return fail(shown + " must be owned by " + owner_name(owner) + " and writable only by " + owner_name(owner) +
+                "; fix with: chown " + owner_name(owner) + " " + real + " && chmod go-w " + real);
+
+  std::set<std::string> seen;
+  auto dirs = directories_above(path);
+  for (auto& d : directories_above(real)) dirs.push_back(std::move(d));
+  for (const auto& dir : dirs) {
+    if (!seen.insert(dir).second) continue;
+    struct stat ds {};
+    if (::stat(dir.c_str(), &ds) != 0)
+      return fail("cannot check " + dir + " above " + name + ": " + std::strerror(errno));
+    if (!safe_dir(ds, owner))
+      return fail("the directory " + dir + " above " + name + " must be owned by " + owner_name(owner) +
+                  " and writable only by " + owner_name(owner) + ", or whoever can write to it can replace " +
+                  std::string(what) + "; fix with: chown " + owner_name(owner) + " " + dir + " && chmod go-w " + dir);
+  }
+
+  if (st.st_size > off_t(kMaxTrustedFile)) return fail(name + " is larger than 1 MiB; is it the right file?");
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    const ssize_t n = ::read(raw, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("cannot read " + name + ": " + std::strerror(errno));
+    if (n == 0) break;
+    text.append(buf, std::size_t(n));
+    if (text.size() > kMaxTrustedFile) return fail(name + " is larger than 1 MiB; is it the right file?");
+  }
+  return std::optional<std::string>(std::move(text));
 }
 
 }  // namespace ddp

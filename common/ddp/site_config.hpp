@@ -13,6 +13,8 @@
 // an outage nobody can explain.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <functional>
 #include <optional>
@@ -79,6 +81,19 @@ struct Settings {
 
 // Parses the text of a config file; `origin` names it in messages.
 Result<SiteConfig> parse_site_config(std::string_view text, std::string_view origin);
+
+// Reads a file that only `owner` (root, for the plugin) can have written: the
+// site config chooses the binary every --ddp step runs, and it is read as root
+// inside slurmstepd. Refused, with the chown/chmod that fixes it: a file that
+// is not regular (a directory, a FIFO), not owned by `owner`, writable by group
+// or others (through a symbolic link: the file it leads to), larger than 1 MiB,
+// or below a directory that someone else can write to (owner not `owner`, or
+// group/other-writable without the sticky bit), on the path as named or as
+// resolved, since whoever can write to a directory can replace what is in it.
+// The checks are made on the opened file, so nothing can be swapped in between.
+// `what` names the file in messages ("the site config"). nullopt: it does not
+// exist (the caller decides whether that is fine).
+Result<std::optional<std::string>> read_trusted_file(const std::string& path, std::string_view what, uid_t owner = 0);
 
 // Does hostlist expression `nodes` ("gpu[001-064],login1") contain `node`?
 // The plugin answers with Slurm's own hostlist code.

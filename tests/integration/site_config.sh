@@ -7,15 +7,18 @@
 source "$(dirname "$0")/lib.sh"
 config=${1:?path to the site config named in plugstack.conf}
 plugstack=$CLUSTER_DIR/plugstack.conf  # the cluster's own copy, read by every srun and step
+site_dir=$(dirname "$config")
 good=$(cat "$config")
 good_plugstack=$(cat "$plugstack")
+good_dir_mode=$(stat -c %a "$site_dir")
 restore() {
-  rm -rf "$config"
+  rm -rf "$config" "$site_dir/real.conf"
   printf '%s\n' "$good" >"$config"
   chmod 644 "$config"
+  chmod "$good_dir_mode" "$site_dir"
   printf '%s\n' "$good_plugstack" >"$plugstack"
 }
-trap restore EXIT
+trap 'restore; cleanup_work' EXIT
 
 run srun -N2 --ddp=cpu /bin/sh -c 'echo "port=$MASTER_PORT"'
 expect_rc 0 "srun with the site config"
@@ -49,6 +52,41 @@ chmod 666 "$config"
 run srun -N1 --ddp=cpu true
 expect_failure "world-writable config"
 expect_in "$ERR" "must be owned by root and writable only by root; fix with: chown root $config && chmod go-w $config" "unsafe config refused"
+
+# The same rule for group-writable, a file of another owner, and a link to one.
+unsafe="must be owned by root and writable only by root; fix with: chown root $config && chmod go-w $config"
+restore
+chmod 664 "$config"
+run srun -N1 --ddp=cpu true
+expect_failure "group-writable config"
+expect_in "$ERR" "ddp: the site config $config $unsafe" "group-writable config refused"
+
+restore
+chown nobody "$config"
+run srun -N1 --ddp=cpu true
+expect_failure "config owned by a user"
+expect_in "$ERR" "ddp: the site config $config $unsafe" "config owned by a user refused"
+
+restore
+cp "$config" "$WORK/user.conf" && chown nobody "$WORK/user.conf"
+rm "$config" && ln -s "$WORK/user.conf" "$config"
+run srun -N1 --ddp=cpu true
+expect_failure "link to a user's file"
+expect_in "$ERR" "ddp: the site config $config (a link to $WORK/user.conf) must be owned by root and writable only by root; fix with: chown root $WORK/user.conf" "a link to a user's file refused, naming the file"
+
+# A link to a safe file is fine (sites link configs from shared storage).
+restore
+mv "$config" "$site_dir/real.conf" && ln -s "$site_dir/real.conf" "$config"
+run srun -N1 --ddp=cpu /bin/sh -c 'echo "debug=$NCCL_DEBUG"'
+expect_rc 0 "a link to a root-owned config"
+expect_eq "$OUT" "debug=WARN" "the config read through the link"
+
+# Whoever can write to the directory can replace the file in it.
+restore
+chmod 777 "$site_dir"
+run srun -N1 --ddp=cpu true
+expect_failure "config in a world-writable directory"
+expect_in "$ERR" "ddp: the directory $site_dir above the site config $config must be owned by root and writable only by root, or whoever can write to it can replace the site config; fix with: chown root $site_dir && chmod go-w $site_dir" "writable directory refused"
 
 restore
 rm "$config" && mkdir "$config"

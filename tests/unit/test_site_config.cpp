@@ -1,3 +1,10 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "ddp/site_config.hpp"
 
 extern "C" {
@@ -135,9 +142,130 @@ START_TEST(plugin_args_agent_and_config) {
 }
 END_TEST
 
+// read_trusted_file() on real files in a scratch directory below /tmp (root's,
+// sticky). Trusted owner: whoever runs the tests; the cases that need a file of
+// another user (uid 65534) run only as root.
+namespace {
+
+struct Scratch {
+  std::string dir;
+  Scratch() {
+    char templ[] = "/tmp/ddp-trusted-XXXXXX";
+    ck_assert_ptr_nonnull(::mkdtemp(templ));
+    dir = templ;
+  }
+  ~Scratch() { std::filesystem::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text, mode_t mode) const {
+    const auto path = dir + "/" + name;
+    std::ofstream(path) << text;
+    ck_assert_int_eq(::chmod(path.c_str(), mode), 0);
+    return path;
+  }
+};
+
+std::string trusted_error(const std::string& path) {
+  const auto r = read_trusted_file(path, "the site config", ::getuid());
+  ck_assert_msg(!r.ok(), "accepted %s", path.c_str());
+  return r.error();
+}
+
+constexpr uid_t kOtherUser = 65534;
+
+}  // namespace
+
+START_TEST(trusted_file_reads_a_safe_file_and_reports_a_missing_one) {
+  const Scratch s;
+  const auto path = s.write("ddp.conf", "PortRange=21000-21999\n", 0644);
+  const auto r = read_trusted_file(path, "the site config", ::getuid());
+  ck_assert_msg(r.ok(), "%s", r.ok() ? "" : r.error().c_str());
+  ck_assert(r->has_value());
+  CK_STR_EQ(**r, "PortRange=21000-21999\n");
+  const auto missing = read_trusted_file(s.dir + "/none.conf", "the site config", ::getuid());
+  ck_assert(missing.ok() && !missing->has_value());
+  // Read-only for its owner is fine too.
+  ck_assert(read_trusted_file(s.write("ro.conf", "", 0400), "the site config", ::getuid()).ok());
+}
+END_TEST
+
+START_TEST(trusted_file_refuses_group_or_other_writable_with_the_fix) {
+  const Scratch s;
+  for (const mode_t mode : {mode_t(0664), mode_t(0646), mode_t(0666), mode_t(0620)}) {
+    const auto path = s.write("ddp.conf", "", mode);
+    const auto e = trusted_error(path);
+    CK_CONTAINS(e, "the site config " + path + " must be owned by ");
+    CK_CONTAINS(e, "&& chmod go-w " + path);
+  }
+}
+END_TEST
+
+START_TEST(trusted_file_refuses_what_is_not_a_regular_file) {
+  const Scratch s;
+  const auto dir = s.dir + "/ddp.conf";
+  ck_assert_int_eq(::mkdir(dir.c_str(), 0755), 0);
+  CK_CONTAINS(trusted_error(dir), "the site config " + dir + " is not a regular file");
+  // A FIFO must be refused, not block slurmstepd in open().
+  const auto fifo = s.dir + "/fifo.conf";
+  ck_assert_int_eq(::mkfifo(fifo.c_str(), 0644), 0);
+  CK_CONTAINS(trusted_error(fifo), "is not a regular file");
+  CK_CONTAINS(trusted_error(s.write("big.conf", std::string((1u << 20) + 1, '#'), 0644)), "larger than 1 MiB");
+}
+END_TEST
+
+START_TEST(trusted_file_through_a_link_checks_the_target_and_names_it) {
+  const Scratch s;
+  const auto target = s.write("target.conf", "", 0666);
+  const auto link = s.dir + "/ddp.conf";
+  ck_assert_int_eq(::symlink(target.c_str(), link.c_str()), 0);
+  const auto e = trusted_error(link);
+  CK_CONTAINS(e, "the site config " + link + " (a link to " + target + ") must be owned by");
+  CK_CONTAINS(e, "chmod go-w " + target);
+  if (::getuid() != 0) return;
+  // A link to a file of another user (root only: chown).
+  ck_assert_int_eq(::chmod(target.c_str(), 0644), 0);
+  ck_assert_int_eq(::chown(target.c_str(), kOtherUser, kOtherUser), 0);
+  CK_CONTAINS(trusted_error(link), "fix with: chown root " + target);
+  // The same file named directly.
+  CK_CONTAINS(trusted_error(target), "the site config " + target + " must be owned by root and writable only by root");
+}
+END_TEST
+
+START_TEST(trusted_file_refuses_a_directory_others_can_write_to) {
+  const Scratch s;
+  const auto open_dir = s.dir + "/open";
+  ck_assert_int_eq(::mkdir(open_dir.c_str(), 0755), 0);
+  ck_assert_int_eq(::chmod(open_dir.c_str(), 0775), 0);
+  const auto path = open_dir + "/ddp.conf";
+  std::ofstream(path) << "";
+  ck_assert_int_eq(::chmod(path.c_str(), 0644), 0);
+  auto e = trusted_error(path);
+  CK_CONTAINS(e, "the directory " + open_dir + " above the site config " + path + " must be owned by");
+  CK_CONTAINS(e, "chmod go-w " + open_dir);
+  // A sticky directory (like /tmp) is fine: nobody else can replace our file there.
+  ck_assert_int_eq(::chmod(open_dir.c_str(), 01777), 0);
+  ck_assert(read_trusted_file(path, "the site config", ::getuid()).ok());
+  // A link that lives in a writable directory can be re-pointed: refused even
+  // though the file it leads to is safe.
+  ck_assert_int_eq(::chmod(open_dir.c_str(), 0777), 0);
+  const auto safe = s.write("safe.conf", "", 0644);
+  const auto link = open_dir + "/link.conf";
+  ck_assert_int_eq(::symlink(safe.c_str(), link.c_str()), 0);
+  CK_CONTAINS(trusted_error(link), "the directory " + open_dir + " above");
+  if (::getuid() != 0) return;
+  // A directory of another user, even one only they can write to.
+  ck_assert_int_eq(::chmod(open_dir.c_str(), 0755), 0);
+  ck_assert_int_eq(::chown(open_dir.c_str(), kOtherUser, kOtherUser), 0);
+  CK_CONTAINS(trusted_error(path), "fix with: chown root " + open_dir);
+}
+END_TEST
+
 Suite* site_config_suite() {
-  return make_suite("site_config",
-                    {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
-                     partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
-                     bad_values_are_errors_with_the_fix, plugin_args_agent_and_config});
+  return make_suite(
+      "site_config",
+      {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
+       partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
+       bad_values_are_errors_with_the_fix, plugin_args_agent_and_config,
+       trusted_file_reads_a_safe_file_and_reports_a_missing_one,
+       trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
+       trusted_file_through_a_link_checks_the_target_and_names_it,
+       trusted_file_refuses_a_directory_others_can_write_to});
 }
