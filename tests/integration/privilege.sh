@@ -16,6 +16,16 @@ user=nobody
 uid=$(id -u "$user") gid=$(id -g "$user")
 want="$uid $uid $uid $uid/$gid $gid $gid $gid"  # real effective saved fs, for uid and gid
 
+# The user must reach the build (or the installed files): a checkout below a
+# private directory (/root) leaves nothing to test. 77: CTest's skip.
+plugin=$(awk '$1 == "required" || $1 == "optional" { print $2; exit }' "$CLUSTER_DIR/plugstack.conf")
+for file in "$agent" "$plugin"; do
+  [[ -z $file ]] || runuser -u "$user" -- test -r "$file" || {
+    echo "SKIP: $user cannot read $file (is the checkout below a private directory?)"
+    exit 77
+  }
+done
+
 # The user's files: readable by them, outside root's private $WORK.
 chmod 755 "$WORK"
 mkdir -m 1777 "$WORK/marks"
