@@ -28,6 +28,9 @@ packages=(
   libssl-dev
   # unit tests, shell lint
   check shellcheck
+  # the sanitizer build and the fuzz targets (tests/sanitize.sh): clang with its
+  # ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable reports
+  clang libclang-rt-dev llvm
   # the integration tests' tools (nm/readelf, strings)
   binutils
   # the local multi-node cluster: network namespaces, veth, bridge

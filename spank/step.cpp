@@ -48,27 +48,6 @@ std::optional<std::string> job_getenv(spank_t sp, const char* name) {
 
 Result<std::uint32_t> step_id(spank_t sp) { return item<std::uint32_t>(sp, S_JOB_STEPID, "step id"); }
 
-Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
-  hostlist_t hosts = slurm_hostlist_create(hostlist.c_str());
-  if (!hosts) return fail("cannot parse the node list '" + hostlist + "'");
-  std::vector<std::string> names;
-  while (char* host = slurm_hostlist_shift(hosts)) {
-    names.emplace_back(host);
-    std::free(host);
-  }
-  slurm_hostlist_destroy(hosts);
-  if (names.empty()) return fail("the node list '" + hostlist + "' is empty");
-  return names;
-}
-
-bool hostlist_contains(const std::string& nodes, const std::string& node) {
-  hostlist_t hosts = slurm_hostlist_create(nodes.c_str());
-  if (!hosts) return false;
-  const bool found = slurm_hostlist_find(hosts, node.c_str()) >= 0;
-  slurm_hostlist_destroy(hosts);
-  return found;
-}
-
 // The address Slurm itself uses to reach the node. Never getaddrinfo(NodeName)
 // or `hostname`: sites often publish an address the node name does not resolve
 // to (and on our test cluster no node name resolves at all).

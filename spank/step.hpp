@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ddp/result.hpp"
+#include "hostlist.hpp"
 #include "slurm.hpp"
 
 namespace ddp::spank {
@@ -37,10 +38,6 @@ std::optional<std::string> job_getenv(spank_t sp, const char* name);
 Result<std::uint32_t> step_id(spank_t sp);
 Result<StepFacts> gather_step_facts(spank_t sp);
 
-// Slurm's hostlist expansion ("n[0-3,7]" -> n0 n1 n2 n3 n7).
-Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist);
-// Is `node` in hostlist expression `nodes`? (for NodeName= lines of the site config)
-bool hostlist_contains(const std::string& nodes, const std::string& node);
 // NodeAddr of a node, from slurmctld's node table.
 Result<std::string> node_address(const std::string& node);
 

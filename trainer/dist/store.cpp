@@ -27,6 +27,9 @@ constexpr std::uint8_t kMissing = 12;
 constexpr std::size_t kMaxKey = 1024;
 constexpr std::size_t kMaxValue = 4u << 20;
 constexpr std::size_t kMaxConnections = 1024;
+// All values together: a run stores a few addresses, shapes and ids (kilobytes);
+// a peer looping over new keys must not take rank 0's memory.
+constexpr std::size_t kMaxStoredBytes = 256u << 20;
 
 void put_u32(Bytes& out, std::uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
@@ -113,6 +116,7 @@ void StoreServer::State::serve() {
   };
   std::vector<Client> clients;
   std::vector<pollfd> fds;
+  std::size_t stored_bytes = 0;  // keys and values in `data`
   for (;;) {
     fds.clear();
     fds.push_back({wake_pipe[0], POLLIN, 0});
@@ -147,6 +151,13 @@ void StoreServer::State::serve() {
         in.erase(in.begin(), in.begin() + len);
         Bytes reply;
         if (op == kSet) {
+          const auto old = data.find(key);
+          const std::size_t replaced = old == data.end() ? 0 : old->first.size() + old->second.size();
+          if (stored_bytes - replaced + key.size() + value.size() > kMaxStoredBytes) {
+            drop[i] = true;  // over the store's budget: close this connection only
+            break;
+          }
+          stored_bytes += key.size() + value.size() - replaced;
           data[key] = std::move(value);
           reply = frame(kOk, "", {});
         } else if (op == kGet) {
@@ -168,7 +179,9 @@ void StoreServer::State::serve() {
         clients.erase(clients.begin() + long(i));
       }
     if (fds[1].revents & POLLIN) {
-      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
+      // Non-blocking, so send_all's 5 s bound holds: a client that stops
+      // reading is dropped instead of stalling every rank's bootstrap.
+      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         if (clients.size() >= kMaxConnections) {
           ::close(fd);

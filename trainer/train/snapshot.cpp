@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <sstream>
+#include <string_view>
 
 namespace ddp::train {
 namespace {
@@ -135,12 +135,23 @@ Result<Snapshot> decode_snapshot(const std::vector<char>& b, const std::string& 
   p += 4;
   if (!need(meta_len)) return fail(origin + ": malformed metadata");
   Snapshot s;
-  std::istringstream meta(std::string(p, meta_len));
+  // Exactly what encode_snapshot() writes: "key=value\n" lines, keys non-empty,
+  // unique and in order (a std::map's). Anything else is not one of our files,
+  // whatever its checksum says (found by fuzzing: duplicate keys used to pass,
+  // the last one silently winning).
+  const std::string_view meta(p, meta_len);
   p += meta_len;
-  for (std::string line; std::getline(meta, line);) {
+  for (std::size_t pos = 0; pos < meta.size();) {
+    const std::size_t nl = meta.find('\n', pos);
+    if (nl == std::string_view::npos) return fail(origin + ": malformed metadata (unterminated line)");
+    const std::string_view line = meta.substr(pos, nl - pos);
+    pos = nl + 1;
     const std::size_t eq = line.find('=');
-    if (eq == std::string::npos) return fail(origin + ": malformed metadata line '" + line + "'");
-    s.meta[line.substr(0, eq)] = line.substr(eq + 1);
+    if (eq == std::string_view::npos || eq == 0) return fail(origin + ": malformed metadata line");
+    std::string key(line.substr(0, eq));
+    if (!s.meta.empty() && !(s.meta.rbegin()->first < key))
+      return fail(origin + ": malformed metadata (a key repeated or out of order)");
+    s.meta.emplace_hint(s.meta.end(), std::move(key), std::string(line.substr(eq + 1)));
   }
   if (!need(4)) return fail(origin + ": malformed");
   const std::uint32_t blobs = take<std::uint32_t>(p);

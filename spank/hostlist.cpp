@@ -1,0 +1,30 @@
+#include "hostlist.hpp"
+
+#include <cstdlib>
+
+#include "slurm.hpp"
+
+namespace ddp::spank {
+
+Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
+  hostlist_t hosts = slurm_hostlist_create(hostlist.c_str());
+  if (!hosts) return fail("cannot parse the node list '" + hostlist + "'");
+  std::vector<std::string> names;
+  while (char* host = slurm_hostlist_shift(hosts)) {
+    names.emplace_back(host);
+    std::free(host);  // hostlist_shift returns malloc'd memory the caller owns
+  }
+  slurm_hostlist_destroy(hosts);
+  if (names.empty()) return fail("the node list '" + hostlist + "' is empty");
+  return names;
+}
+
+bool hostlist_contains(const std::string& nodes, const std::string& node) {
+  hostlist_t hosts = slurm_hostlist_create(nodes.c_str());
+  if (!hosts) return false;
+  const bool found = slurm_hostlist_find(hosts, node.c_str()) >= 0;
+  slurm_hostlist_destroy(hosts);
+  return found;
+}
+
+}  // namespace ddp::spank

@@ -1,0 +1,25 @@
+// Node lists through Slurm's hostlist code, as the plugin reads
+// SLURM_STEP_NODELIST and the site config's NodeName= lists.
+#include <string>
+
+#include "fuzz.hpp"
+#include "hostlist.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  // Slurm's C API takes NUL-terminated strings: a list never holds a NUL.
+  const std::string list(ddp::fuzz::as_text(data, size).substr(0, 512));
+  if (list.find('\0') != std::string::npos) return 0;
+  const auto names = ddp::spank::expand_hostlist(list);
+  if (!names) {
+    FUZZ_CHECK(!names.error().empty());
+    return 0;
+  }
+  FUZZ_CHECK(!names->empty());
+  // Every node the list expands to is in the list (checked for the first few:
+  // a range can expand to thousands).
+  for (std::size_t i = 0; i < names->size() && i < 8; ++i) {
+    FUZZ_CHECK(!(*names)[i].empty());
+    FUZZ_CHECK(ddp::spank::hostlist_contains(list, (*names)[i]));
+  }
+  return 0;
+}

@@ -1,0 +1,19 @@
+// The snapshot reader: a training snapshot comes back from disk after any
+// crash, truncation or bit flip, and must be refused with a reason, never
+// crash the resume or be half-used.
+#include <vector>
+
+#include "fuzz.hpp"
+#include "train/snapshot.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::vector<char> bytes(data, data + size);
+  const auto snapshot = ddp::train::decode_snapshot(bytes, "fuzz.ddps");
+  if (!snapshot) {
+    FUZZ_CHECK(!snapshot.error().empty());
+    return 0;
+  }
+  // Accepted bytes are exactly what the writer would write for that content.
+  FUZZ_CHECK(ddp::train::encode_snapshot(*snapshot) == bytes);
+  return 0;
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The sanitizer build: every part (spank_ddp.so, ddp-agent, ddp-train, the
+# tests) built by clang with AddressSanitizer + UndefinedBehaviorSanitizer, and
+# the fuzz targets with libFuzzer. Runs, in that build:
+#   1. the unit tests and the replay of every committed fuzz input;
+#   2. each fuzz target for DDP_FUZZ_SECONDS (default 30);
+#   3. the cluster and integration tests: Slurm's own processes (srun, sbatch,
+#      slurmd, slurmstepd) are not sanitized, so the ASan runtime is preloaded
+#      into them to host the sanitized plugin; the agent and trainer are
+#      sanitized binaries.
+# Any sanitizer report ends the process that made it and is written to a
+# report file; the run is clean only when every test passes AND no report file
+# exists (a report in a process whose failure a test expects still counts).
+#
+#   tests/sanitize.sh                       # all three
+#   tests/sanitize.sh unit|fuzz|cluster     # one step (the build is always refreshed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+(($# > 0)) || set -- unit fuzz cluster
+build=${DDP_SANITIZE_BUILD:-build-san}
+
+packaging/install-deps.sh >/dev/null
+CC=clang CXX=clang++ cmake -S . -B "$build" -DDDP_SANITIZE=ON -DDDP_FUZZ=ON -DDDP_CUDA=OFF -DDDP_WERROR=ON \
+  -DDDP_TEST_INSTALLED=OFF -DDDP_TEST_CLUSTER=sn -DDDP_FUZZ_SECONDS="${DDP_FUZZ_SECONDS:-30}" >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+reports=$(mktemp -d /tmp/ddp-sanitizer-reports.XXXXXX)
+runtime=$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)
+symbolizer=$(command -v llvm-symbolizer || true)
+common="log_path=$reports/report:external_symbolizer_path=$symbolizer"
+export UBSAN_OPTIONS="$common:print_stacktrace=1:halt_on_error=1"
+# Leaks inside libraries we do not own, each explained in lsan.supp.
+export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
+
+status=0
+for step in "$@"; do
+  case $step in
+  unit)
+    ASAN_OPTIONS="$common:detect_leaks=1:strict_string_checks=1:check_initialization_order=1" \
+      ctest --test-dir "$build" --output-on-failure -L unit || status=1
+    ;;
+  fuzz)
+    ASAN_OPTIONS="$common:detect_leaks=1" ctest --test-dir "$build" --output-on-failure -L fuzz -j"$(nproc)" || status=1
+    ;;
+  cluster)
+    # Leak checking is off here: Slurm's daemons and Python (preloaded) keep
+    # their memory until exit by design; our own leaks are the unit step's job.
+    # verify_asan_link_order=0: the runtime is preloaded, not first in DT_NEEDED.
+    LD_PRELOAD=$runtime ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0" \
+      ctest --test-dir "$build" --output-on-failure -LE "unit|lint|fuzz" || status=1
+    ;;
+  *)
+    echo "sanitize: unknown step '$step' (unit | fuzz | cluster)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+shopt -s nullglob
+found=("$reports"/report.*)
+if ((${#found[@]} > 0)); then
+  echo "sanitize: ${#found[@]} sanitizer report(s):" >&2
+  for f in "${found[@]}"; do
+    echo "==== $f" >&2
+    head -60 "$f" >&2
+  done
+  status=1
+fi
+if ((status == 0)); then
+  echo "sanitize: $*: clean (every test passed, no sanitizer report)"
+  rm -rf "$reports"
+fi
+exit "$status"
