@@ -100,6 +100,11 @@ void RdzvClient::on_connected(std::uint32_t) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   last_seen_ = last_heartbeat_ = Clock::now();
+  // The handshake is per connection: forget the nonces of an earlier one, so a
+  // WELCOME recorded there (the connection cut after it was sent) cannot be
+  // replayed on this one.
+  server_nonce_.clear();
+  client_nonce_.clear();
   conn_ = std::make_unique<Connection>(
       loop_, fd, [this](const rdzv::Message& m) { on_message(m); }, [this](const std::string& why) { on_close(why); });
 }
@@ -112,13 +117,16 @@ void RdzvClient::on_message(const rdzv::Message& m) {
   last_seen_ = Clock::now();
   if (!welcomed_) {
     if (m.verb == "CHALLENGE") {
+      // One challenge per connection: answering a second would let the peer
+      // collect MACs over nonces of its choosing.
+      if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
       const auto version = m.get_uint("version", 0, 1u << 20);
       if (!version || *version != std::uint64_t(rdzv::kProtocolVersion))
         return lost("the rendezvous on node 0 speaks protocol " + m.get("version").value_or("?") + ", this agent " +
                     std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node");
       server_nonce_ = m.get("nonce").value_or("");
       if (!rdzv::check_nonce(server_nonce_)) return lost("malformed CHALLENGE from the rendezvous on node 0");
-      client_nonce_ = rdzv::random_hex(32);
+      client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
       rdzv::Message response{"RESPONSE", {}};
       response.set("node", config_.node_rank)
           .set("cnonce", client_nonce_)
@@ -128,7 +136,10 @@ void RdzvClient::on_message(const rdzv::Message& m) {
     }
     if (m.verb == "WELCOME") {
       const auto mac = m.get("mac").value_or("");
-      if (!rdzv::mac_equal(
+      // Only as the answer to this connection's RESPONSE (client_nonce_ is made
+      // then): the MAC binds both of its nonces.
+      if (client_nonce_.empty() ||
+          !rdzv::mac_equal(
               mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_)))
         return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(config_.coordinator_port) +
                     " is not this step's rendezvous (it could not prove the step's secret)");
