@@ -4,9 +4,11 @@
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -18,23 +20,78 @@ namespace ddp::agent {
 namespace {
 
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
+// Connections accepted per readiness of the listen socket: a flood of connections
+// must leave the loop time to read the real agents' responses in between (the
+// socket stays readable, so the next turn of the loop accepts the rest).
+constexpr int kAcceptBatch = 16;
+// The stranger log's window: a few lines, then one summary per window.
+constexpr auto kStrangerWindow = std::chrono::seconds(10);
 
-std::string peer_address(const sockaddr_in& a) {
+// "5 s", "0.3 s"
+std::string seconds_text(std::chrono::milliseconds ms) {
+  const auto n = ms.count();
+  return std::to_string(n / 1000) + (n % 1000 ? "." + std::to_string(n % 1000 / 100) : "") + " s";
+}
+
+std::string ip_text(const sockaddr_in& a) {
   char text[INET_ADDRSTRLEN] = {};
   inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
-  return std::string(text) + ":" + std::to_string(ntohs(a.sin_port));
+  return text;
+}
+
+// A quarter of the soft open-files limit at most: strangers' connections must leave
+// descriptors for the real nodes' sockets and the workers' output pipes.
+std::size_t pending_limit(std::size_t wanted) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return wanted;
+  return std::clamp<std::size_t>(std::size_t(lim.rlim_cur / 4), 1, std::max<std::size_t>(wanted, 1));
 }
 
 }  // namespace
 
+void Coordinator::StrangerLog::note(const char* kind, const std::string& line) {
+  flush(Clock::now(), false);
+  if (!flooding_ && shown_[kind] < kLinesPerKind) {
+    ++shown_[kind];
+    spdlog::warn("{}", line);
+  } else {
+    ++hidden_[kind];
+  }
+}
+
+void Coordinator::StrangerLog::flush(Clock::time_point now, bool force) {
+  if (!force && now - window_start_ < kStrangerWindow) return;
+  if (!hidden_.empty()) {
+    std::size_t total = 0;
+    std::string counts;
+    for (const auto& [kind, n] : hidden_) {
+      total += n;
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+    }
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - window_start_).count();
+    spdlog::warn(
+        "rendezvous: {} more connection(s) without the step's secret closed in the last {} s, not listed "
+        "one by one ({})",
+        total, std::max<long long>(secs, 1), counts);
+  }
+  // While a flood goes on, only the summaries: individual lines again once a
+  // window has passed with nothing left unsaid.
+  flooding_ = !hidden_.empty();
+  hidden_.clear();
+  shown_.clear();
+  window_start_ = now;
+}
+
 Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
     : loop_(loop),
       config_(std::move(config)),
+      max_pending_(pending_limit(config_.max_pending)),
       nodes_(config_.nnodes),
       started_(Clock::now()),
       last_heartbeat_(Clock::now()) {}
 
 Coordinator::~Coordinator() {
+  strangers_.flush(Clock::now(), true);  // the counts of the last window are findings too
   peers_.clear();
   if (listen_fd_ >= 0) {
     loop_.remove(listen_fd_);
@@ -62,35 +119,33 @@ Status Coordinator::listen(std::uint16_t port) {
 }
 
 void Coordinator::on_accept() {
-  for (;;) {
+  for (int batch = 0; batch < kAcceptBatch; ++batch) {
     sockaddr_in from{};
     socklen_t len = sizeof from;
     const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
-      if (errno == EMFILE || errno == ENFILE) {
-        // Out of descriptors: the connection stays queued and the listen
-        // socket readable, so say it once instead of spinning silently.
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors. Idle strangers must not lock the real agents out
+        // until their handshakes time out: shed one and accept in its place.
+        if (shed_one("out of file descriptors")) continue;
+        // Nothing to shed (the real nodes hold them all): the connection stays
+        // queued. Say it once, and stop polling the listen socket until the next
+        // tick(), or the loop would spin on it.
         if (!warned_fd_limit_)
           spdlog::error("rendezvous: cannot accept more connections ({}); node 0 needs one descriptor per node: "
                         "raise the open-files limit (ulimit -n) of the job",
                         std::strerror(errno));
         warned_fd_limit_ = true;
+        pause_accepting();
       }
       return;  // EAGAIN: all accepted
     }
-    std::size_t pending = 0;
-    for (const auto& [id, p] : peers_) pending += !p.node;
-    if (pending >= config_.max_pending) {
-      // Many idle connections must not crowd out the real agents.
-      spdlog::warn("rendezvous: refused a connection from {}: {} unauthenticated connections already",
-                   peer_address(from), pending);
-      ::close(fd);
-      continue;
-    }
     const std::uint64_t id = next_peer_++;
     Peer& peer = peers_[id];
-    peer.remote = peer_address(from);
-    peer.server_nonce = rdzv::random_hex(32);
+    peer.address = ip_text(from);
+    peer.remote = peer.address + ":" + std::to_string(ntohs(from.sin_port));
+    peer.server_nonce = rdzv::random_hex(rdzv::kNonceBytes);
     peer.deadline = Clock::now() + config_.handshake_timeout;
     peer.conn = std::make_unique<Connection>(
         loop_, fd, [this, id](const rdzv::Message& m) { on_message(id, m); },
@@ -98,7 +153,50 @@ void Coordinator::on_accept() {
     rdzv::Message challenge{"CHALLENGE", {}};
     challenge.set("version", rdzv::kProtocolVersion).set("run", config_.run_id).set("nonce", peer.server_nonce);
     peer.conn->send(challenge);
+    // Many idle connections must not crowd out the real agents. Refusing the
+    // newest would let a stranger who holds max_pending idle connections lock
+    // everybody out; shedding the oldest lets an agent in, as its handshake
+    // takes one round trip while an idle connection only grows older. Taking
+    // the victim from the busiest source address keeps a flood from one
+    // address from shedding agents that connect from others.
+    while (pending_peers() > max_pending_ &&
+           shed_one("more than " + std::to_string(max_pending_) + " unauthenticated connections at once")) {
+    }
   }
+}
+
+bool Coordinator::shed_one(const std::string& why) {
+  std::map<std::string_view, std::size_t> per_address;
+  for (const auto& [id, p] : peers_)
+    if (!p.node && !p.closing) ++per_address[p.address];
+  // The busiest address, then its oldest connection (ids grow with time).
+  std::optional<std::uint64_t> victim;
+  std::size_t most = 0;
+  for (const auto& [id, p] : peers_) {
+    if (p.node || p.closing) continue;
+    const std::size_t n = per_address[p.address];
+    if (n > most) most = n, victim = id;
+  }
+  if (!victim) return false;
+  const auto& p = peers_[*victim];
+  refuse(*victim, "shed",
+         "rendezvous: shed " + p.remote + ", the oldest of " + std::to_string(most) +
+             " unauthenticated connection(s) from " + p.address + " (" + why + ")",
+         why);
+  return true;
+}
+
+void Coordinator::pause_accepting() {
+  if (accept_paused_) return;
+  accept_paused_ = loop_.modify(listen_fd_, 0).ok();
+}
+
+void Coordinator::refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  it->second.closing = true;
+  strangers_.note(kind, line);
+  close_peer(id, why);
 }
 
 void Coordinator::close_peer(std::uint64_t id, const std::string& why) {
@@ -111,6 +209,9 @@ void Coordinator::on_close(std::uint64_t id, const std::string& why) {
   const auto it = peers_.find(id);
   if (it == peers_.end()) return;
   const auto node = it->second.node;
+  if (!node && !it->second.closing)  // the stranger ended it, or broke the protocol (an oversized line...)
+    strangers_.note("broke the protocol or hung up",
+                    "rendezvous: closed " + it->second.remote + " before it authenticated: " + why);
   graveyard_.push_back(std::move(it->second.conn));
   peers_.erase(it);
   if (node && nodes_[*node].peer == id && !nodes_[*node].finished && phase_ != Phase::Done)
@@ -123,8 +224,8 @@ void Coordinator::on_message(std::uint64_t id, const rdzv::Message& m) {
   Peer& peer = it->second;
   if (!peer.node) {
     if (m.verb == "RESPONSE") return handle_response(id, peer, m);
-    spdlog::warn("rendezvous: refused {}: {} before authenticating", peer.remote, m.verb);
-    return close_peer(id, "not authenticated");
+    return refuse(id, "spoke before authenticating",
+                  "rendezvous: refused " + peer.remote + ": " + m.verb + " before authenticating", "not authenticated");
   }
   const std::uint32_t node = *peer.node;
   Node& n = nodes_[node];
@@ -162,17 +263,21 @@ void Coordinator::handle_response(std::uint64_t id, Peer& peer, const rdzv::Mess
   if (!node || !cnonce || !mac || !rdzv::check_nonce(*cnonce) ||
       !rdzv::mac_equal(
           *mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce))) {
-    // Not one of this step's agents: another job, a stale agent, a port scan.
-    spdlog::warn("rendezvous: refused a connection from {}: it could not prove the step's secret", peer.remote);
+    // Not one of this step's agents: another job, a stale agent, a port scan, a
+    // response recorded elsewhere (the MAC binds this connection's own nonce).
     rdzv::Message refused{"REFUSED", {}};
     peer.conn->send(refused.set("reason", "authentication failed"));
-    return close_peer(id, "authentication failed");
+    return refuse(id, "failed authentication",
+                  "rendezvous: refused a connection from " + peer.remote + ": it could not prove the step's secret",
+                  "authentication failed");
   }
   Node& n = nodes_[*node];
   if (n.joined || n.lost) {
+    // It knows the secret: a misconfiguration (two agents for one node), not a stranger.
     spdlog::warn("rendezvous: refused {}: node {} has already joined", peer.remote, *node);
     rdzv::Message refused{"REFUSED", {}};
     peer.conn->send(refused.set("reason", "node " + std::to_string(*node) + " has already joined"));
+    peer.closing = true;
     return close_peer(id, "duplicate node");
   }
   peer.node = std::uint32_t(*node);
@@ -351,15 +456,17 @@ std::string Coordinator::node_name(std::uint32_t node) const {
 void Coordinator::tick() {
   graveyard_.clear();
   const auto now = Clock::now();
+  if (accept_paused_ && loop_.modify(listen_fd_, EPOLLIN).ok()) accept_paused_ = false;
   // Handshakes that drag on (slowloris) are cut.
   std::vector<std::uint64_t> late;
   for (const auto& [id, p] : peers_)
-    if (!p.node && now > p.deadline) late.push_back(id);
-  for (const auto id : late) {
-    spdlog::warn("rendezvous: dropped {}: no authentication within {} s", peers_[id].remote,
-                 config_.handshake_timeout.count() / 1000);
-    close_peer(id, "handshake timeout");
-  }
+    if (!p.node && !p.closing && now > p.deadline) late.push_back(id);
+  for (const auto id : late)
+    refuse(id, "timed out",
+           "rendezvous: dropped " + peers_[id].remote + ": no authentication within " +
+               seconds_text(config_.handshake_timeout),
+           "handshake timeout");
+  strangers_.flush(now, false);
   if (phase_ == Phase::Done) return;
   if (phase_ == Phase::Gathering && now - started_ > config_.rdzv_timeout) {
     // The cause travels in one ABORT line (16 KiB at most): name the missing
@@ -397,4 +504,7 @@ void Coordinator::tick() {
 
 namespace ddp::agent {
 std::size_t Coordinator::open_peers() const { return peers_.size(); }
+std::size_t Coordinator::pending_peers() const {
+  return std::size_t(std::count_if(peers_.begin(), peers_.end(), [](const auto& p) { return !p.second.node; }));
+}
 }  // namespace ddp::agent

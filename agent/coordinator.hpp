@@ -35,7 +35,11 @@ struct CoordinatorConfig {
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
-  std::size_t max_pending = 64;                       // unauthenticated connections at once
+  // Unauthenticated connections at once (fewer when the open-files limit is low: a
+  // quarter of it at most, so strangers can never take the descriptors the workers'
+  // pipes and the real nodes' sockets need). Past it, a new connection sheds the
+  // oldest pending one of the source address that holds the most (see on_accept()).
+  std::size_t max_pending = 64;
   std::string setup_error;  // node 0 cannot run the step: ABORT with this once every node has arrived
   bool verbose = false;     // print the step's plan (every node's workers) once all have joined
 };
@@ -61,15 +65,37 @@ class Coordinator {
   const std::optional<Verdict>& verdict() const { return verdict_; }
   // Connections still open (node 0's own agent's included).
   std::size_t open_peers() const;
+  // Connections that have not (yet) proved the step's secret.
+  std::size_t pending_peers() const;
+  // The limit on pending_peers() in force: max_pending, or less under a low open-files limit.
+  std::size_t max_pending() const { return max_pending_; }
 
  private:
   using Clock = std::chrono::steady_clock;
   struct Peer {
     std::unique_ptr<Connection> conn;
-    std::string remote;  // "addr:port", for the log
+    std::string remote;   // "addr:port", for the log
+    std::string address;  // the source address alone: shedding is fair between addresses
     std::string server_nonce;
     std::optional<std::uint32_t> node;  // set once authenticated
     Clock::time_point deadline;         // for the handshake
+    bool closing = false;               // we closed it and said why: on_close() need not
+  };
+  // What happens to connections without the step's secret (refused, timed out, shed,
+  // broken protocol), said without flooding the user's terminal: the first few of
+  // each kind one line each, so every kind has an example with its details, then
+  // one summary line per window with the counts of the rest.
+  class StrangerLog {
+   public:
+    void note(const char* kind, const std::string& line);
+    void flush(Clock::time_point now, bool force);  // the summary, once the window is over (or now)
+
+   private:
+    Clock::time_point window_start_ = Clock::now();
+    static constexpr std::size_t kLinesPerKind = 2;
+    std::map<std::string, std::size_t> shown_;   // kind -> lines shown this window
+    std::map<std::string, std::size_t> hidden_;  // kind -> count not shown
+    bool flooding_ = false;                      // the last window had to summarise: summaries only
   };
   struct Node {
     bool joined = false, lost = false, finished = false;
@@ -97,6 +123,12 @@ class Coordinator {
   void finish(int exit_code, const std::string& cause, const char* verb = "DONE");
   void broadcast(const rdzv::Message& m);
   void close_peer(std::uint64_t id, const std::string& why);
+  // Closes an unauthenticated connection, logged (rate-limited) as `kind`: `line`.
+  void refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why);
+  // Closes the oldest pending connection of the source address with the most pending
+  // ones; false when none is pending.
+  bool shed_one(const std::string& why);
+  void pause_accepting();
   std::string node_name(std::uint32_t node) const;
 
   EventLoop& loop_;
@@ -107,6 +139,9 @@ class Coordinator {
   std::vector<std::unique_ptr<Connection>> graveyard_;  // closed in callbacks, destroyed in tick()
   std::uint64_t next_peer_ = 1;
   bool warned_fd_limit_ = false;  // EMFILE said once
+  bool accept_paused_ = false;    // out of descriptors with nothing to shed: tick() listens again
+  std::size_t max_pending_ = 64;
+  StrangerLog strangers_;
   std::vector<Node> nodes_;
   Phase phase_ = Phase::Gathering;
   std::uint32_t attempt_ = 0;

@@ -1,14 +1,24 @@
-// The agent's state machine with real processes (sh), no Slurm.
+// The agent's state machine with real processes (sh), no Slurm; the
+// rendezvous coordinator and client under attack, over real loopback sockets.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <list>
 #include <sstream>
 
 #include "agent.hpp"
+#include "coordinator.hpp"
 #include "ddp/rdzv_protocol.hpp"
+#include "rdzv_client.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
@@ -104,10 +114,450 @@ START_TEST(missing_command_is_127) {
 }
 END_TEST
 
+// ---------------------------------------------------------------------------
+// The rendezvous port under attack. Coordinators run in this thread's event
+// loop; the test's own blocking-free sockets play strangers and agents, and
+// every wait pumps the loop, so no thread and no sleep-and-hope is needed.
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+const std::string kSecretA(64, 'a'), kSecretB(64, 'b');
+
+// Coordinators (and clients) sharing one event loop.
+struct Rig {
+  agent::EventLoop loop;
+  std::list<agent::Coordinator> coordinators;
+  std::list<agent::RdzvClient> clients;
+
+  agent::Coordinator& coordinator(const std::string& run, const std::string& secret, std::uint32_t nnodes,
+                                  milliseconds handshake = milliseconds(5000), std::size_t max_pending = 64) {
+    agent::CoordinatorConfig c;
+    c.run_id = run;
+    c.secret = secret;
+    c.nnodes = nnodes;
+    c.master_addr = "127.0.0.1";
+    c.master_port = [](std::uint32_t) { return std::uint16_t(1); };
+    c.handshake_timeout = handshake;
+    c.max_pending = max_pending;
+    auto& coord = coordinators.emplace_back(loop, std::move(c));
+    ck_assert(coord.listen(0).ok());
+    return coord;
+  }
+  void turn() {
+    ck_assert(loop.run_once(milliseconds(2)).ok());
+    for (auto& c : coordinators) c.tick();
+    for (auto& c : clients) c.tick();
+  }
+  void pump(milliseconds for_how_long) {
+    const auto end = Clock::now() + for_how_long;
+    while (Clock::now() < end) turn();
+  }
+};
+
+// One TCP connection to a coordinator, from a chosen loopback source address.
+class Peer {
+ public:
+  Peer(std::uint16_t port, const char* source = "127.0.0.1") : Peer(source) { connect(port); }
+  // Not connected yet: its descriptor exists (for the test with a low descriptor limit).
+  explicit Peer(const char* source) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd_, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    inet_pton(AF_INET, source, &from.sin_addr);
+    ck_assert_int_eq(::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
+  }
+  void connect(std::uint16_t port) {
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    const int rc = ::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    ck_assert(rc == 0 || errno == EINPROGRESS);
+  }
+  explicit Peer(int accepted_fd) : fd_(accepted_fd) {}
+  ~Peer() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Peer(const Peer&) = delete;
+  Peer& operator=(const Peer&) = delete;
+
+  void send(const std::string& bytes) {
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      if (n > 0) {
+        off += std::size_t(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        pollfd p{fd_, POLLOUT, 0};
+        ::poll(&p, 1, 10);
+      } else {
+        return;  // the coordinator closed it (expected for some of the attacks)
+      }
+    }
+  }
+  // The next line (without '\n'); "<eof>" when the coordinator closed the
+  // connection, "<timeout>" when nothing came within `limit`.
+  std::string line(Rig& rig, milliseconds limit = milliseconds(3000)) {
+    const auto end = Clock::now() + limit;
+    for (;;) {
+      if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
+        auto l = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        return l;
+      }
+      if (eof_) return "<eof>";
+      char chunk[4096];
+      const ssize_t n = ::recv(fd_, chunk, sizeof chunk, MSG_DONTWAIT);
+      if (n > 0) {
+        buf_.append(chunk, std::size_t(n));
+        continue;
+      }
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        eof_ = true;
+        continue;
+      }
+      if (Clock::now() >= end) return "<timeout>";
+      rig.turn();
+    }
+  }
+  // Reads (and drops) lines until the coordinator closes the connection.
+  bool closed_within(Rig& rig, milliseconds limit) {
+    const auto end = Clock::now() + limit;
+    while (!eof_ && Clock::now() < end)
+      line(rig, std::chrono::duration_cast<milliseconds>(end - Clock::now()) + milliseconds(1));
+    return eof_;
+  }
+  // The CHALLENGE's nonce (and run id), checked.
+  std::string challenge(Rig& rig, const std::string& run) {
+    const auto text = line(rig);
+    const auto m = rdzv::decode(text);
+    ck_assert_msg(m.ok() && m->verb == "CHALLENGE", "expected a CHALLENGE, got '%s'", text.c_str());
+    CK_STR_EQ(m->get("run").value_or(""), run);
+    return m->get("nonce").value_or("");
+  }
+
+ private:
+  int fd_ = -1;
+  std::string buf_;
+  bool eof_ = false;
+};
+
+// A RESPONSE line as an agent for `node` writes it, for the challenge `snonce`.
+std::string response(const std::string& secret, const std::string& run, std::uint32_t node, const std::string& snonce) {
+  const auto cnonce = rdzv::random_hex(rdzv::kNonceBytes);
+  rdzv::Message m{"RESPONSE", {}};
+  m.set("node", node).set("cnonce", cnonce).set("mac", rdzv::client_mac(secret, run, node, snonce, cnonce));
+  return rdzv::encode(m);
+}
+
+// Whether `line` is a WELCOME whose MAC proves `secret` for that RESPONSE.
+bool welcomed(const std::string& line, const std::string& secret, const std::string& run, std::uint32_t node,
+              const std::string& snonce, const std::string& response_line) {
+  const auto w = rdzv::decode(line);
+  const auto r = rdzv::decode(response_line.substr(0, response_line.size() - 1));
+  return w.ok() && r.ok() && w->verb == "WELCOME" &&
+         rdzv::mac_equal(w->get("mac").value_or(""),
+                         rdzv::server_mac(secret, run, node, snonce, r->get("cnonce").value_or("")));
+}
+
+constexpr auto kRefused = "REFUSED reason=authentication%20failed";
+
+START_TEST(a_response_from_another_job_is_refused) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 2);
+  auto& b = rig.coordinator("200.0", kSecretB, 2);
+  // Job A's agent for node 1 answers A's challenge; the line is recorded...
+  Peer to_a(a.port());
+  const auto sa = to_a.challenge(rig, "100.0");
+  const auto recorded = response(kSecretA, "100.0", 1, sa);
+  // ... and replayed to job B: refused, and that connection closed.
+  Peer replay(b.port());
+  replay.challenge(rig, "200.0");
+  replay.send(recorded);
+  CK_STR_EQ(replay.line(rig), kRefused);
+  CK_STR_EQ(replay.line(rig), "<eof>");
+  // Job A's secret over B's own fresh challenge, as A's or as B's run: refused too.
+  for (const std::string run : {"100.0", "200.0"}) {
+    Peer other(b.port());
+    const auto sb = other.challenge(rig, "200.0");
+    other.send(response(kSecretA, run, 1, sb));
+    CK_STR_EQ(other.line(rig), kRefused);
+    CK_STR_EQ(other.line(rig), "<eof>");
+  }
+  // The recorded line was genuine: job A welcomes it.
+  to_a.send(recorded);
+  ck_assert(welcomed(to_a.line(rig), kSecretA, "100.0", 1, sa, recorded));
+  // And job B's real node 1 still gets in.
+  Peer real_b(b.port());
+  const auto sb = real_b.challenge(rig, "200.0");
+  const auto genuine = response(kSecretB, "200.0", 1, sb);
+  real_b.send(genuine);
+  ck_assert(welcomed(real_b.line(rig), kSecretB, "200.0", 1, sb, genuine));
+  ck_assert_uint_eq(b.pending_peers(), 0);
+}
+END_TEST
+
+START_TEST(a_response_replayed_on_a_new_connection_is_refused) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 3);
+  // A response recorded on a connection that was then cut, before it was sent on.
+  std::string recorded, s1;
+  {
+    Peer first(a.port());
+    s1 = first.challenge(rig, "100.0");
+    recorded = response(kSecretA, "100.0", 1, s1);
+  }
+  Peer second(a.port());
+  const auto s2 = second.challenge(rig, "100.0");
+  ck_assert(s2 != s1);  // every connection gets its own challenge
+  second.send(recorded);
+  CK_STR_EQ(second.line(rig), kRefused);
+  CK_STR_EQ(second.line(rig), "<eof>");
+  // A response that did authenticate (node 2), replayed on a new connection:
+  // refused for its MAC, before the node's state is even looked at.
+  Peer real2(a.port());
+  const auto s3 = real2.challenge(rig, "100.0");
+  const auto r3 = response(kSecretA, "100.0", 2, s3);
+  real2.send(r3);
+  ck_assert(welcomed(real2.line(rig), kSecretA, "100.0", 2, s3, r3));
+  Peer replay(a.port());
+  replay.challenge(rig, "100.0");
+  replay.send(r3);
+  CK_STR_EQ(replay.line(rig), kRefused);
+  // Node 1's slot is still free for the real node 1.
+  Peer real1(a.port());
+  const auto s4 = real1.challenge(rig, "100.0");
+  const auto r4 = response(kSecretA, "100.0", 1, s4);
+  real1.send(r4);
+  ck_assert(welcomed(real1.line(rig), kSecretA, "100.0", 1, s4, r4));
+  rig.pump(milliseconds(50));
+  ck_assert_uint_eq(a.open_peers(), 2);
+}
+END_TEST
+
+// A fake coordinator records the WELCOME of one connection, cuts it before
+// the agent reads it, and replays it on the agent's next connection.
+START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
+  quiet();
+  Rig rig;
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  ck_assert_int_eq(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ck_assert_int_eq(::listen(listener, 8), 0);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const auto accept_one = [&] {
+    const auto end = Clock::now() + milliseconds(3000);
+    for (;;) {
+      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) return fd;
+      ck_assert_msg(Clock::now() < end, "the agent did not connect");
+      rig.turn();
+    }
+  };
+  for (const bool second_challenge : {false, true}) {
+    auto lost = std::make_shared<std::string>();  // outlives this iteration with the client
+    agent::ClientConfig cfg;
+    cfg.run_id = "100.0";
+    cfg.secret = kSecretA;
+    cfg.node_rank = 1;
+    cfg.coordinator_addr = "127.0.0.1";
+    cfg.coordinator_port = ntohs(addr.sin_port);
+    auto& client = rig.clients.emplace_back(
+        rig.loop, cfg,
+        agent::RdzvClient::Events{[](const agent::StartOrder&) {}, [](std::uint32_t) {}, [](int, const std::string&) {},
+                                  [lost](const std::string& why) { *lost = why; }});
+    client.begin();
+    const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
+    rdzv::Message challenge{"CHALLENGE", {}};
+    challenge.set("version", std::uint64_t(rdzv::kProtocolVersion)).set("run", "100.0").set("nonce", snonce);
+    std::string welcome;
+    {
+      Peer first(accept_one());
+      first.send(rdzv::encode(challenge));
+      const auto r = rdzv::decode(first.line(rig));
+      ck_assert(r.ok() && r->verb == "RESPONSE");
+      rdzv::Message w{"WELCOME", {}};
+      w.set("mac", rdzv::server_mac(kSecretA, "100.0", 1, snonce, r->get("cnonce").value_or("")));
+      welcome = rdzv::encode(w);
+      if (second_challenge) {
+        // Another challenge on the same connection: no second MAC for the asking.
+        challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
+        first.send(rdzv::encode(challenge));
+        CK_STR_EQ(first.line(rig), "<eof>");
+        CK_CONTAINS(*lost, "a second CHALLENGE");
+        continue;
+      }
+    }  // cut: the agent never read the WELCOME
+    Peer again(accept_one());
+    again.send(welcome);
+    CK_STR_EQ(again.line(rig), "<eof>");  // no JOIN: the agent gave up on this impostor
+    CK_CONTAINS(*lost, "is not this step's rendezvous");
+  }
+  ::close(listener);
+}
+END_TEST
+
+START_TEST(malformed_input_closes_only_that_connection) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 2);
+  Peer agent1(a.port());
+  const auto s = agent1.challenge(rig, "100.0");
+  const auto r = response(kSecretA, "100.0", 1, s);
+  agent1.send(r);
+  ck_assert(welcomed(agent1.line(rig), kSecretA, "100.0", 1, s, r));
+  std::string fields = "RESPONSE";
+  for (int i = 0; i < 65; ++i) fields += " k" + std::to_string(i) + "=1";
+  const std::string attacks[] = {
+      std::string(rdzv::kMaxLineBytes + 1, 'A'),                // oversized, no newline
+      "JOIN x=" + std::string(200 * 1024, 'a') + "\n",          // huge, with its newline
+      std::string("RESPONSE node=1\0 cnonce=x\n", 26),          // a NUL byte
+      "RESPONSE node=1\r\n",                                    // CRLF
+      "RESPONSE node=%4 mac=%zz\n",                             // bad %-escapes
+      "HELLO there=1\n",                                        // an unknown verb
+      "JOIN version=1 nproc=1\n",                               // a valid verb before authenticating
+      fields + "\n",                                            // too many fields
+      "RESPONSE node=99999999999999999999 cnonce=ab mac=cd\n",  // fields of the wrong form
+      "\n",                                                     // an empty line
+  };
+  for (const auto& attack : attacks) {
+    Peer stranger(a.port());
+    stranger.challenge(rig, "100.0");
+    stranger.send(attack);
+    ck_assert_msg(stranger.closed_within(rig, milliseconds(3000)), "still open after %.40s", attack.c_str());
+  }
+  rig.pump(milliseconds(1200));
+  ck_assert_uint_eq(a.open_peers(), 1);  // the agent's connection only
+  ck_assert_uint_eq(a.pending_peers(), 0);
+  std::string seen;
+  for (int i = 0; i < 3 && seen != "HB"; ++i) seen = agent1.line(rig, milliseconds(1500));
+  CK_STR_EQ(seen, "HB");  // and it is served as before
+}
+END_TEST
+
+START_TEST(idle_connections_time_out_and_the_oldest_are_shed) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 3, milliseconds(500), 8);
+  ck_assert_uint_eq(a.max_pending(), 8);
+  // Eight idle strangers from 127.0.0.2 fill the pending slots.
+  std::list<Peer> idle;
+  for (int i = 0; i < 8; ++i) idle.emplace_back(a.port(), "127.0.0.2").challenge(rig, "100.0");
+  ck_assert_uint_eq(a.pending_peers(), 8);
+  // A ninth from there sheds the oldest one.
+  idle.emplace_back(a.port(), "127.0.0.2").challenge(rig, "100.0");
+  ck_assert(idle.front().closed_within(rig, milliseconds(1000)));
+  idle.pop_front();
+  ck_assert_uint_eq(a.pending_peers(), 8);
+  // The real node 1 from another address gets in: the busiest address pays.
+  Peer node1(a.port(), "127.0.0.1");
+  const auto s1 = node1.challenge(rig, "100.0");
+  const auto r1 = response(kSecretA, "100.0", 1, s1);
+  node1.send(r1);
+  ck_assert(welcomed(node1.line(rig), kSecretA, "100.0", 1, s1, r1));
+  ck_assert(idle.front().closed_within(rig, milliseconds(1000)));
+  idle.pop_front();
+  // From one address only, the oldest goes: node 2 connecting after a flood
+  // from its own address still gets in.
+  std::list<Peer> same;
+  for (int i = 0; i < 8; ++i) same.emplace_back(a.port(), "127.0.0.3").challenge(rig, "100.0");
+  Peer node2(a.port(), "127.0.0.3");
+  const auto s2 = node2.challenge(rig, "100.0");
+  const auto r2 = response(kSecretA, "100.0", 2, s2);
+  node2.send(r2);
+  ck_assert(welcomed(node2.line(rig), kSecretA, "100.0", 2, s2, r2));
+  ck_assert_uint_le(a.pending_peers(), 8);
+  // Every idle one is cut at the handshake timeout; the agents stay.
+  for (auto* group : {&idle, &same})
+    for (auto& p : *group) ck_assert(p.closed_within(rig, milliseconds(3000)));
+  ck_assert_uint_eq(a.pending_peers(), 0);
+  ck_assert_uint_eq(a.open_peers(), 2);
+}
+END_TEST
+
+// Descriptors run out before the pending limit is reached (node 0 holding many
+// nodes' sockets): accept() fails with EMFILE, and the oldest stranger is shed
+// so that the real agent is accepted at once, not after the handshake timeout.
+START_TEST(out_of_descriptors_the_oldest_stranger_is_shed) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 2, milliseconds(20000), 64);
+  // Both ends live in this process: make the test's own ends first.
+  std::list<Peer> strangers;
+  for (int i = 0; i < 12; ++i) strangers.emplace_back("127.0.0.2");
+  Peer node1("127.0.0.1");
+  rlimit saved{};
+  ck_assert_int_eq(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  const int probe = ::dup(0);  // the lowest free descriptor
+  ::close(probe);
+  rlimit low = saved;
+  low.rlim_cur = rlim_t(probe + 10);  // ten accepted sockets, then EMFILE
+  ck_assert_int_eq(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  for (auto& p : strangers) {
+    p.connect(a.port());
+    p.challenge(rig, "100.0");
+  }
+  ck_assert_uint_le(a.pending_peers(), 10);
+  ck_assert(strangers.front().closed_within(rig, milliseconds(2000)));  // shed
+  node1.connect(a.port());
+  const auto s = node1.challenge(rig, "100.0");
+  const auto r = response(kSecretA, "100.0", 1, s);
+  node1.send(r);
+  ck_assert(welcomed(node1.line(rig), kSecretA, "100.0", 1, s, r));
+  ck_assert_int_eq(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+END_TEST
+
+START_TEST(a_flood_is_logged_in_a_few_lines) {
+  std::ostringstream log;
+  auto saved = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
+  logger->set_pattern("%v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::info);
+  {
+    Rig rig;
+    auto& a = rig.coordinator("100.0", kSecretA, 2, milliseconds(500));
+    for (int i = 0; i < 3; ++i) {
+      Peer garbage(a.port());
+      garbage.challenge(rig, "100.0");
+      garbage.send("\x01\x02\n");
+      ck_assert(garbage.closed_within(rig, milliseconds(2000)));
+    }
+    std::list<Peer> idle;
+    for (int i = 0; i < 40; ++i) idle.emplace_back(a.port()).challenge(rig, "100.0");
+    for (auto& p : idle) ck_assert(p.closed_within(rig, milliseconds(3000)));
+    rig.pump(milliseconds(50));
+  }  // the coordinator's end says what the last window did not show
+  spdlog::set_default_logger(saved);
+  quiet();
+  const auto text = log.str();
+  const auto lines = std::count(text.begin(), text.end(), '\n');
+  ck_assert_msg(lines <= 6, "43 strangers took %ld log lines:\n%s", long(lines), text.c_str());
+  CK_CONTAINS(text, "rendezvous: closed 127.0.0.1:");  // the first ones one by one, with the reason
+  CK_CONTAINS(text, "protocol error");
+  // Two lines of each kind, then the counts of the rest.
+  CK_CONTAINS(text, "no authentication within 0.5 s");
+  CK_CONTAINS(text, "39 more connection(s) without the step's secret closed");
+  CK_CONTAINS(text, "(1 broke the protocol or hung up, 38 timed out)");
+}
+END_TEST
+
 Suite* agent_suite() {
-  return make_suite("agent",
-                    {all_workers_succeed_with_their_ranks, one_failure_stops_the_others_and_sets_the_exit_code,
-                     a_worker_killed_by_a_signal_gives_128_plus_signal, restarts_run_a_new_attempt_with_the_count,
-                     missing_command_is_127},
-                    30);
+  return make_suite(
+      "agent",
+      {all_workers_succeed_with_their_ranks, one_failure_stops_the_others_and_sets_the_exit_code,
+       a_worker_killed_by_a_signal_gives_128_plus_signal, restarts_run_a_new_attempt_with_the_count,
+       missing_command_is_127, a_response_from_another_job_is_refused,
+       a_response_replayed_on_a_new_connection_is_refused, the_client_refuses_a_welcome_replayed_on_a_new_connection,
+       malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
+       out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines},
+      30);
 }
