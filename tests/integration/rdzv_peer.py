@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""A hostile peer of node 0's rendezvous port, for the attack tests.
+
+  rdzv_peer.py malformed HOST PORT
+      One connection per malformed input (oversized lines, NUL bytes, CRLF, bad
+      %-escapes, unknown verbs, too many fields, ...); prints "NAME: closed" when
+      the coordinator closed that connection within 10 s, "NAME: open" if not.
+  rdzv_peer.py flood HOST PORT --idle N [--slow M] [--source ADDR] [--reopen-for S]
+      N connections that never send a byte and M that send a partial line one
+      byte every 0.5 s (slowloris). Prints "ready" once all are connected, then,
+      when every one has been closed by the coordinator (or --limit passed), one
+      JSON line: how many were opened and closed, and the seconds each lived.
+      --reopen-for S: for S seconds, every closed connection is opened again at
+      once (a flood that never lets go); the JSON then counts all of them.
+  rdzv_peer.py replay HOST_A PORT_A SECRET_A HOST_B PORT_B NODE
+      Makes a genuine RESPONSE with job A's secret for node NODE over A's own
+      challenge, then presents it: to A on a new connection (new challenge), to
+      job B, to A on its own connection (accepted by the MAC; refused only because
+      that node has joined), and A's secret over B's fresh challenge. One line each:
+      "CASE: <the coordinator's answer>".
+
+The MAC is the documented one (common/ddp/rdzv_protocol.hpp):
+HMAC-SHA256(secret as text, "slurm-ddp rdzv v1 client-mac run=R node=N snonce=S cnonce=C").
+"""
+import argparse
+import hashlib
+import hmac
+import json
+import secrets
+import selectors
+import socket
+import sys
+import time
+
+
+def connect(host, port, source=None, timeout=10):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    if source:
+        s.bind((source, 0))
+    s.connect((host, port))
+    return s
+
+
+def read_line(s, timeout=10):
+    s.settimeout(timeout)
+    data = b""
+    while not data.endswith(b"\n"):
+        try:
+            chunk = s.recv(1)
+        except (ConnectionResetError, socket.timeout):
+            return data.decode(errors="replace") or "<eof>"
+        if not chunk:
+            return data.decode(errors="replace") or "<eof>"
+        data += chunk
+    return data[:-1].decode(errors="replace")
+
+
+def closed_within(s, seconds):
+    """True once the coordinator closes the connection (EOF or reset)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        s.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            if s.recv(65536) == b"":
+                return True
+        except socket.timeout:
+            return False
+        except (ConnectionResetError, BrokenPipeError):
+            return True
+    return False
+
+
+def send_all(s, data):
+    try:
+        s.sendall(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # closed while we were still sending: what an oversized line should get
+
+
+def fields(line):
+    parts = line.split(" ")
+    return parts[0], dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+
+
+def client_mac(secret, run, node, snonce, cnonce):
+    text = f"slurm-ddp rdzv v1 client-mac run={run} node={node} snonce={snonce} cnonce={cnonce}"
+    return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
+
+
+def response(secret, run, node, snonce):
+    cnonce = secrets.token_hex(32)
+    return f"RESPONSE node={node} cnonce={cnonce} mac={client_mac(secret, run, node, snonce, cnonce)}\n".encode()
+
+
+def challenge(s):
+    line = read_line(s)
+    verb, f = fields(line)
+    if verb != "CHALLENGE":
+        sys.exit(f"expected a CHALLENGE, got {line!r}")
+    return f["run"], f["nonce"]
+
+
+MALFORMED = [
+    ("oversized-no-newline", b"A" * (16 * 1024 + 100)),
+    ("oversized-with-newline", b"JOIN x=" + b"a" * (1 << 20) + b"\n"),
+    ("nul-byte", b"RESPONSE node=1\0 cnonce=x\n"),
+    ("crlf", b"RESPONSE node=1\r\n"),
+    ("bad-escape", b"RESPONSE node=%4 mac=%zz\n"),
+    ("unknown-verb", b"HELLO there=1\n"),
+    ("join-before-auth", b"JOIN version=1 nproc=1\n"),
+    ("too-many-fields", b"RESPONSE" + b"".join(b" k%d=1" % i for i in range(65)) + b"\n"),
+    ("response-bad-fields", b"RESPONSE node=99999999999999999999 cnonce=ab mac=cd\n"),
+    ("empty-line", b"\n"),
+]
+
+
+def cmd_malformed(a):
+    for name, data in MALFORMED:
+        s = connect(a.host, a.port)
+        read_line(s)  # the CHALLENGE
+        send_all(s, data)
+        print(f"{name}: {'closed' if closed_within(s, 10) else 'open'}", flush=True)
+        s.close()
+    # A RESPONSE sent before the challenge was read (it cannot know the nonce).
+    s = connect(a.host, a.port)
+    send_all(s, b"RESPONSE node=1 cnonce=" + b"ab" * 32 + b" mac=" + b"00" * 32 + b"\n")
+    answer = ""
+    while not answer.startswith("REFUSED") and answer != "<eof>":
+        answer = read_line(s)
+    print(f"response-before-challenge: {answer}; {'closed' if closed_within(s, 10) else 'open'}", flush=True)
+    s.close()
+
+
+def cmd_flood(a):
+    sel = selectors.DefaultSelector()
+    opened = {}  # socket -> (kind, open time)
+    lifetimes, refused = [], 0
+    slow_line = b"RESPONSE node=1 cnonce="
+
+    def open_one(kind):
+        nonlocal refused
+        try:
+            s = connect(a.host, a.port, a.source, timeout=10)
+        except OSError:
+            refused += 1
+            return
+        s.setblocking(False)
+        opened[s] = (kind, time.monotonic(), 0)
+        sel.register(s, selectors.EVENT_READ)
+
+    for _ in range(a.idle):
+        open_one("idle")
+    for _ in range(a.slow):
+        open_one("slow")
+    total = a.idle + a.slow
+    print("ready", flush=True)
+    start = time.monotonic()
+    reopen_until = start + a.reopen_for
+    next_byte = start
+    while opened and time.monotonic() - start < a.limit:
+        now = time.monotonic()
+        if now >= next_byte:  # the slow ones: one more byte each, never the newline
+            next_byte = now + 0.5
+            for s, (kind, t0, sent) in list(opened.items()):
+                if kind == "slow":
+                    try:
+                        s.send(slow_line[sent % len(slow_line):][:1])
+                        opened[s] = (kind, t0, sent + 1)
+                    except OSError:
+                        pass
+        for key, _ in sel.select(timeout=0.1):
+            s = key.fileobj
+            try:
+                data = s.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                data = b""
+            if data:
+                continue  # the CHALLENGE: ignored
+            kind, t0, _ = opened.pop(s)
+            lifetimes.append(time.monotonic() - t0)
+            sel.unregister(s)
+            s.close()
+            if time.monotonic() < reopen_until:
+                open_one(kind)
+                total += 1
+    for s in opened:
+        s.close()
+    print(json.dumps({"opened": total, "refused_at_connect": refused, "closed_by_server": len(lifetimes),
+                      "still_open": len(opened), "max_life_s": round(max(lifetimes, default=0), 2),
+                      "min_life_s": round(min(lifetimes, default=0), 2)}), flush=True)
+
+
+def cmd_replay(a):
+    # Job A's genuine response over A's challenge on connection 1.
+    s1 = connect(a.host_a, a.port_a)
+    run_a, nonce1 = challenge(s1)
+    genuine = response(a.secret_a, run_a, a.node, nonce1)
+    # 1. Replayed on a new connection to the same job: a new challenge.
+    s2 = connect(a.host_a, a.port_a)
+    challenge(s2)
+    s2.sendall(genuine)
+    print("replayed-new-connection:", read_line(s2), flush=True)
+    # 2. Replayed to another job.
+    s3 = connect(a.host_b, a.port_b)
+    run_b, _ = challenge(s3)
+    s3.sendall(genuine)
+    print("replayed-other-job:", read_line(s3), flush=True)
+    # 3. Job A's secret over job B's fresh challenge, as A's run and as B's.
+    for run in (run_a, run_b):
+        s4 = connect(a.host_b, a.port_b)
+        _, nonce4 = challenge(s4)
+        s4.sendall(response(a.secret_a, run, a.node, nonce4))
+        print(f"other-secret-{'own-run' if run == run_a else 'their-run'}:", read_line(s4), flush=True)
+    # 4. The genuine one where it belongs: the MAC verifies (this node has joined).
+    s1.sendall(genuine)
+    print("genuine:", read_line(s1), flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("malformed")
+    m.add_argument("host")
+    m.add_argument("port", type=int)
+    f = sub.add_parser("flood")
+    f.add_argument("host")
+    f.add_argument("port", type=int)
+    f.add_argument("--idle", type=int, default=200)
+    f.add_argument("--slow", type=int, default=0)
+    f.add_argument("--source")
+    f.add_argument("--reopen-for", type=float, default=0)
+    f.add_argument("--limit", type=float, default=120)
+    r = sub.add_parser("replay")
+    r.add_argument("host_a")
+    r.add_argument("port_a", type=int)
+    r.add_argument("secret_a")
+    r.add_argument("host_b")
+    r.add_argument("port_b", type=int)
+    r.add_argument("node", type=int)
+    a = p.parse_args()
+    {"malformed": cmd_malformed, "flood": cmd_flood, "replay": cmd_replay}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
