@@ -11,8 +11,11 @@
 
 namespace ddp::spank {
 
+// Far above any real cluster; a longer list is an error, not an allocation.
+inline constexpr int kMaxHostlistNodes = 65536;
+
 // "n[0-3,7]" -> n0 n1 n2 n3 n7, in order. Error when Slurm cannot parse the
-// list, or when it names no node.
+// list, when it names no node, or more than kMaxHostlistNodes.
 Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist);
 // Is `node` in the node list `nodes`? False also when `nodes` does not parse
 // (the site config checks its NodeName= lists when it is read).

@@ -44,7 +44,18 @@ Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path)
     return fail("cannot read the site config " + path + ": " + std::strerror(ENOENT) +
                 " (named by config= in plugstack.conf)");
   }
-  return parse_site_config(**text, path);
+  auto config = parse_site_config(**text, path);
+  if (!config) return config;
+  // parse_site_config is pure; the node lists are Slurm's syntax, so Slurm's
+  // code checks them here: a NodeName= typo that matched nothing would
+  // silently leave those nodes on the wider settings.
+  for (const auto& line : config->lines) {
+    if (line.scope != ConfigLine::Scope::Nodes) continue;
+    if (auto nodes = expand_hostlist(line.nodes); !nodes)
+      return fail(line.origin + ": NodeName=" + line.nodes + ": " + nodes.error() +
+                  "; write it as in slurm.conf, e.g. NodeName=gpu[001-064]");
+  }
+  return config;
 }
 
 // The site's environment for --ddp steps, step-wide (spank_setenv in user_init

@@ -47,6 +47,12 @@ expect_eq "$(grep -c "unknown key" <<<"$ERR")" "2" "one message per node (the co
 run srun -N1 true
 expect_rc 0 "a broken site config does not affect steps without --ddp"
 
+# A node list Slurm cannot read is an error too, not a line that matches nothing.
+printf '%s\nNodeName=n[3-1] BindCpus=no\n' "$good" >"$config"
+run srun -N1 --ddp=cpu true
+expect_failure "unreadable NodeName list"
+expect_in "$ERR" "ddp: $config:$bad_line: NodeName=n[3-1]: cannot parse the node list 'n[3-1]'; write it as in slurm.conf" "bad NodeName list names file and line"
+
 restore
 chmod 666 "$config"
 run srun -N1 --ddp=cpu true

@@ -7,24 +7,15 @@
 
 #include "ddp/site_config.hpp"
 
-extern "C" {
-#include <slurm/slurm.h>
-}
-
+#include "hostlist.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
 
 namespace {
 
-// Slurm's own hostlist code (libslurm), as the plugin uses inside Slurm.
-bool slurm_match(const std::string& nodes, const std::string& node) {
-  hostlist_t hl = slurm_hostlist_create(nodes.c_str());
-  if (!hl) return false;
-  const bool found = slurm_hostlist_find(hl, node.c_str()) >= 0;
-  slurm_hostlist_destroy(hl);
-  return found;
-}
+// The plugin's hostlist code, on Slurm's own (libslurm here, Slurm's process inside Slurm).
+bool slurm_match(const std::string& nodes, const std::string& node) { return spank::hostlist_contains(nodes, node); }
 
 SiteConfig parse_ok(const std::string& text) {
   auto c = parse_site_config(text, "ddp.conf");
@@ -258,6 +249,21 @@ START_TEST(trusted_file_refuses_a_directory_others_can_write_to) {
 }
 END_TEST
 
+START_TEST(hostlists_expand_in_order_and_refuse_what_no_step_has) {
+  const auto names = spank::expand_hostlist("n[0-3,7],login1");
+  ck_assert(names.ok());
+  ck_assert_uint_eq(names->size(), 6);
+  ck_assert_str_eq((*names)[4].c_str(), "n7");
+  ck_assert_str_eq((*names)[5].c_str(), "login1");
+  ck_assert(spank::hostlist_contains("gpu[001-064]", "gpu007"));
+  ck_assert(!spank::hostlist_contains("gpu[001-064]", "gpu065"));
+  ck_assert(!spank::hostlist_contains("gpu[003-1]", "gpu001"));  // unparsable: matches nothing
+  CK_CONTAINS(spank::expand_hostlist("gpu[003-1]").error(), "cannot parse the node list 'gpu[003-1]'");
+  // Counted before expanded: 120,002 names are refused, not allocated.
+  CK_CONTAINS(spank::expand_hostlist("a[0-60000],b[0-60000]").error(), "names 120002 nodes, more than the 65536");
+}
+END_TEST
+
 Suite* site_config_suite() {
   return make_suite(
       "site_config",
@@ -267,5 +273,5 @@ Suite* site_config_suite() {
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,
-       trusted_file_refuses_a_directory_others_can_write_to});
+       trusted_file_refuses_a_directory_others_can_write_to, hostlists_expand_in_order_and_refuse_what_no_step_has});
 }
