@@ -46,7 +46,10 @@ def main() -> int:
         if step == 5 and restart == 0 and rank == 3:
             sys.stderr.write("simulated failure at step 5\n")
             sys.stderr.flush()
-            return 3
+            # A crash, not a clean exit: sys.exit() would first tear the process
+            # group down, and a peer that sees the closed socket can fail and
+            # exit before this worker does (slow teardowns, e.g. under ASan).
+            os._exit(3)
     sys.stdout.write(f"final step={STEPS} rank={rank}\n")
     return 0
 

@@ -1,5 +1,6 @@
 #include "hostlist.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "slurm.hpp"
@@ -23,6 +24,9 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
   }
   slurm_hostlist_destroy(hosts);
   if (names.empty()) return fail("the node list '" + hostlist + "' is empty");
+  // Slurm reads ",[" as one host named "" (found by fuzzing): no node is.
+  if (std::find(names.begin(), names.end(), "") != names.end())
+    return fail("the node list '" + hostlist + "' names an empty node");
   return names;
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Every test, from a fresh clone: install dependencies, build with warnings as
 # errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
-# lint; then build the Debian package, install it with dpkg, run the cluster
-# tests against the installed files (not the build tree), and purge it again.
+# lint; build again with sanitizers and run the unit, fuzz and cluster tests
+# there (tests/sanitize.sh); then build the Debian package, install it with
+# dpkg, run the cluster tests against the installed files (not the build
+# tree), and purge it again.
 # Needs root: dpkg, and the test clusters use network namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +13,10 @@ packaging/install-deps.sh
 cmake -S . -B build -DDDP_WERROR=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -L "unit|lint"
+
+# The sanitizer build (clang, ASan + UBSan): unit tests, 30 s of libFuzzer per
+# fuzz target, every cluster and integration test; clean or red.
+tests/sanitize.sh
 
 # The package, as a site installs it.
 if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then

@@ -25,6 +25,8 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -DDDP_SANITIZE=ON -DDDP_FUZZ=ON -DDD
 cmake --build "$build" -j"$(nproc)"
 
 reports=$(mktemp -d /tmp/ddp-sanitizer-reports.XXXXXX)
+# Jobs of other users (integration.privilege runs some as nobody) write here too.
+chmod 1777 "$reports"
 runtime=$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)
 symbolizer=$(command -v llvm-symbolizer || true)
 common="log_path=$reports/report:external_symbolizer_path=$symbolizer"
@@ -43,10 +45,22 @@ for step in "$@"; do
     ASAN_OPTIONS="$common:detect_leaks=1" ctest --test-dir "$build" --output-on-failure -L fuzz -j"$(nproc)" || status=1
     ;;
   cluster)
-    # Leak checking is off here: Slurm's daemons and Python (preloaded) keep
-    # their memory until exit by design; our own leaks are the unit step's job.
+    # The ASan runtime is preloaded into Slurm's processes only, the ones that
+    # load spank_ddp.so: the daemons (cluster.sh reads DDP_TEST_PRELOAD) and
+    # srun/sbatch/salloc (wrappers first in PATH). Jobs inherit it from srun
+    # as they inherit the rest of its environment.
+    wrappers=$reports/bin
+    mkdir -p "$wrappers"
+    for tool in srun sbatch salloc; do
+      printf '#!/bin/sh
+LD_PRELOAD=%s exec %s "$@"
+' "$runtime" "$(command -v "$tool")" >"$wrappers/$tool"
+      chmod 755 "$wrappers/$tool"
+    done
+    # Leak checking is off: Slurm's daemons keep their memory until exit by
+    # design; our own leaks are the unit step's job.
     # verify_asan_link_order=0: the runtime is preloaded, not first in DT_NEEDED.
-    LD_PRELOAD=$runtime ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0" \
+    PATH=$wrappers:$PATH DDP_TEST_PRELOAD=$runtime ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0" \
       ctest --test-dir "$build" --output-on-failure -LE "unit|lint|fuzz" || status=1
     ;;
   *)

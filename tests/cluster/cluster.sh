@@ -240,14 +240,18 @@ cmd_up() {
 
   write_configs
 
+  # DDP_TEST_PRELOAD (tests/sanitize.sh: the ASan runtime) goes into the
+  # daemons only, so slurmstepd can host a sanitized spank_ddp.so.
+  local -a preload=()
+  [[ -z ${DDP_TEST_PRELOAD:-} ]] || preload=(env "LD_PRELOAD=$DDP_TEST_PRELOAD")
   # -c: start from an empty state; -i: ignore what a previous run left.
-  slurmctld -c -i -f "$conf"
+  "${preload[@]}" slurmctld -c -i -f "$conf"
   created pidfile "$dir/run/slurmctld.pid"
   for ((i = 0; i < nodes; i++)); do
     # nsenter, not `ip netns exec`: the latter remounts /sys, and slurmd then
     # fails with "No filesystem mounted on /sys/fs/cgroup".
     nsenter --net="/var/run/netns/$(netns_name "$i")" \
-      slurmd -N "$(node_name "$i")" -f "$conf"
+      "${preload[@]}" slurmd -N "$(node_name "$i")" -f "$conf"
     created pidfile "$dir/run/slurmd-$(node_name "$i").pid"
   done
   wait_for_nodes

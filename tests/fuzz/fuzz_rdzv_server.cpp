@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -52,7 +53,9 @@ struct Client {
     addr.sin_port = htons(port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     // Loopback completes the handshake in the kernel: EINPROGRESS is as good as done.
-    return fd >= 0 && (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 || errno == EINPROGRESS);
+    // EINTR (libFuzzer's SIGALRM watchdog) leaves a non-blocking connect going, as EINPROGRESS does.
+    return fd >= 0 && (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 || errno == EINPROGRESS ||
+                       errno == EINTR);
   }
   void drain() {
     char buf[4096];
@@ -76,6 +79,7 @@ struct Client {
   void send_all(std::string_view bytes) {
     while (!bytes.empty()) {
       const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;  // closed by the coordinator, or its buffer full: it stopped reading us
       bytes.remove_prefix(std::size_t(n));
     }

@@ -25,16 +25,21 @@ namespace {
 using namespace std::chrono_literals;
 
 int connect_loopback(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    std::fprintf(stderr, "fuzz_store: cannot connect to the store: %s\n", std::strerror(errno));
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    FUZZ_CHECK(fd >= 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return fd;
+    const int error = errno;
+    ::close(fd);
+    // libFuzzer's SIGALRM (its -timeout watchdog) interrupts a blocking connect: again.
+    if (error == EINTR) continue;
+    std::fprintf(stderr, "fuzz_store: cannot connect to the store: %s\n", std::strerror(error));
     std::abort();
   }
-  return fd;
 }
 
 }  // namespace
@@ -50,6 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const int fd = connect_loopback(server->port());
   for (std::size_t sent = 0; sent < size;) {
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server closed us: allowed
     sent += std::size_t(n);
   }
@@ -58,8 +64,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   char buf[4096];
   for (;;) {
     pollfd p{fd, POLLIN, 0};
-    FUZZ_CHECK(::poll(&p, 1, 5000) == 1);  // 5 s without an answer or a close: the server hangs
+    const int ready = ::poll(&p, 1, 5000);
+    if (ready < 0 && errno == EINTR) continue;
+    FUZZ_CHECK(ready == 1);  // 5 s without an answer or a close: the server hangs
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
   }
   // Reset instead of FIN: millions of runs must not fill the port range with TIME_WAIT.

@@ -259,6 +259,7 @@ START_TEST(hostlists_expand_in_order_and_refuse_what_no_step_has) {
   ck_assert(!spank::hostlist_contains("gpu[001-064]", "gpu065"));
   ck_assert(!spank::hostlist_contains("gpu[003-1]", "gpu001"));  // unparsable: matches nothing
   CK_CONTAINS(spank::expand_hostlist("gpu[003-1]").error(), "cannot parse the node list 'gpu[003-1]'");
+  CK_CONTAINS(spank::expand_hostlist(",[").error(), "names an empty node");  // Slurm: one host ""
   // Counted before expanded: 120,002 names are refused, not allocated.
   CK_CONTAINS(spank::expand_hostlist("a[0-60000],b[0-60000]").error(), "names 120002 nodes, more than the 65536");
 }
