@@ -29,8 +29,9 @@ packages=(
   # unit tests, shell lint
   check shellcheck
   # the sanitizer build and the fuzz targets (tests/sanitize.sh): clang with its
-  # ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable reports
-  clang libclang-rt-dev llvm
+  # ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable reports,
+  # patchelf for the srun/sbatch/salloc copies that load the ASan runtime
+  clang libclang-rt-dev llvm patchelf
   # the integration tests' tools (nm/readelf, strings)
   binutils
   # the local multi-node cluster: network namespaces, veth, bridge

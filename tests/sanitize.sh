@@ -45,16 +45,17 @@ for step in "$@"; do
     ASAN_OPTIONS="$common:detect_leaks=1" ctest --test-dir "$build" --output-on-failure -L fuzz -j"$(nproc)" || status=1
     ;;
   cluster)
-    # The ASan runtime is preloaded into Slurm's processes only, the ones that
-    # load spank_ddp.so: the daemons (cluster.sh reads DDP_TEST_PRELOAD) and
-    # srun/sbatch/salloc (wrappers first in PATH). Jobs inherit it from srun
-    # as they inherit the rest of its environment.
+    # The ASan runtime goes into Slurm's processes only, the ones that load
+    # spank_ddp.so: the daemons get it preloaded (cluster.sh reads
+    # DDP_TEST_PRELOAD); srun, sbatch and salloc are copies, first in PATH,
+    # that name it as their first library. Not LD_PRELOAD for those: srun
+    # passes its environment to the job, and its own LD_PRELOAD would even
+    # win over the user's --export=LD_PRELOAD=... (integration.privilege).
     wrappers=$reports/bin
     mkdir -p "$wrappers"
     for tool in srun sbatch salloc; do
-      printf '#!/bin/sh
-LD_PRELOAD=%s exec %s "$@"
-' "$runtime" "$(command -v "$tool")" >"$wrappers/$tool"
+      cp "$(command -v "$tool")" "$wrappers/$tool"
+      patchelf --add-needed "$runtime" "$wrappers/$tool"
       chmod 755 "$wrappers/$tool"
     done
     # Leak checking is off: Slurm's daemons keep their memory until exit by
