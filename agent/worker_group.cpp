@@ -8,22 +8,18 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <thread>
+
+#include "ddp/limits.hpp"
 
 namespace ddp::agent {
 
 namespace {
-rlimit g_original_nofile{};  // what the agent was started with
-bool g_nofile_raised = false;
+std::optional<rlimit> g_original_nofile;  // what the agent was started with, when it raised it
 }  // namespace
 
-void raise_open_files_limit() {
-  rlimit lim{};
-  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur >= lim.rlim_max) return;
-  g_original_nofile = lim;
-  lim.rlim_cur = lim.rlim_max;
-  if (::setrlimit(RLIMIT_NOFILE, &lim) == 0) g_nofile_raised = true;
-}
+void raise_open_files_limit() { g_original_nofile = ddp::raise_open_files_limit(); }
 
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -69,7 +65,7 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
       for (int sig = 1; sig < NSIG; ++sig)
         if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
       ::sigprocmask(SIG_SETMASK, &child_sigmask, nullptr);
-      if (g_nofile_raised) ::setrlimit(RLIMIT_NOFILE, &g_original_nofile);
+      if (g_original_nofile) ::setrlimit(RLIMIT_NOFILE, &*g_original_nofile);
       // The agent itself may be pinned to one CPU (Slurm 22.05 implies --exact
       // with --cpus-per-task); each worker gets its own planned CPUs instead.
       if (launch.stdout_fd >= 0) ::dup2(launch.stdout_fd, 1);

@@ -4,12 +4,16 @@
 
 #include <cstdio>
 
+#include "ddp/limits.hpp"
 #include "ddp/version.hpp"
 #include "gpu_backend.hpp"
 #include "train/options.hpp"
 #include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
+  // One Gloo socket per peer, and rank 0's store one per rank: a 1024 soft
+  // limit is too few for a large job.
+  ddp::raise_open_files_limit();
   using ddp::train::TrainOptions;
   TrainOptions o;
   CLI::App app{

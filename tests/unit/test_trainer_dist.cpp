@@ -129,6 +129,50 @@ START_TEST(store_survives_garbage_and_oversized_frames) {
 }
 END_TEST
 
+START_TEST(store_limits_connections) {
+  // Two clients at most: a third is closed on arrival, the first two work.
+  auto server = StoreServer::listen(0, 2);
+  ck_assert(server.ok());
+  const std::uint16_t port = (*server)->port();
+  auto a = StoreClient::connect("127.0.0.1", port, 2s);
+  auto b = StoreClient::connect("127.0.0.1", port, 2s);
+  ck_assert(a.ok() && b.ok());
+  ck_assert((*a)->set("k", Bytes(3 << 20, 'x')).ok());
+  auto c = StoreClient::connect("127.0.0.1", port, 2s);
+  ck_assert(c.ok());  // the kernel accepted it; the server closes it
+  ck_assert(!(*c)->get("k", 1s).ok());
+  ck_assert((*b)->get("k", 1s).ok());
+}
+END_TEST
+
+START_TEST(store_drops_a_client_that_stops_reading) {
+  auto server = StoreServer::listen(0);
+  ck_assert(server.ok());
+  const std::uint16_t port = (*server)->port();
+  auto rank = StoreClient::connect("127.0.0.1", port, 2s);
+  ck_assert(rank.ok());
+  ck_assert((*rank)->set("k", Bytes(3 << 20, 'x')).ok());
+  // A stranger asks for the 3 MiB value again and again and never reads: the
+  // server must drop it (after 5 s without progress), not stall for everyone.
+  // Before, its blocking send stalled the store for good and this get failed.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int small = 4096;
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  ck_assert_int_eq(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const char get[] = {2, 1, 0, 0, 0, 'k', 0, 0, 0, 0};
+  for (int i = 0; i < 8; ++i) ck_assert_int_eq(::send(fd, get, sizeof get, 0), long(sizeof get));
+  std::this_thread::sleep_for(300ms);  // the server is busy with the stranger before the rank asks
+  const auto value = (*rank)->get("k", 30s);
+  ck_assert_msg(value.ok(), "%s", value.ok() ? "" : value.error().c_str());
+  ck_assert_uint_eq(value->size(), 3u << 20);
+  ::close(fd);
+}
+END_TEST
+
 START_TEST(store_connect_names_the_endpoint_on_timeout) {
   auto server = StoreServer::listen(0);  // find a free port, then free it
   const std::uint16_t port = (*server)->port();
@@ -214,7 +258,10 @@ END_TEST
 Suite* trainer_dist_suite() {
   return make_suite("trainer_dist",
                     {identity_from_torchrun_variables, rank_ranges_compress, store_set_get_wait_over_loopback,
-                     store_survives_garbage_and_oversized_frames, store_connect_names_the_endpoint_on_timeout,
+                     store_survives_garbage_and_oversized_frames,
+                     store_limits_connections, store_drops_a_client_that_stops_reading,
+                     store_connect_names_the_endpoint_on_timeout,
                      bootstrap_names_ranks_that_never_arrive, snapshot_round_trip_and_damage,
-                     newest_valid_snapshot_wins_and_pruning_keeps_k, metrics_lines_are_json});
+                     newest_valid_snapshot_wins_and_pruning_keeps_k, metrics_lines_are_json},
+                    60);  // the store drops a silent reader after 5 s
 }

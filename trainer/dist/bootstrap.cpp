@@ -89,7 +89,10 @@ Result<Session> bootstrap(const WorkerIdentity& id, const std::string& fingerpri
   Session s;
   s.id = id;
   if (id.rank == 0) {
-    auto server = StoreServer::listen(id.master_port);
+    // Every rank holds a connection for the whole run; the margin covers
+    // reconnects and the odd stranger without letting a flood take rank 0's
+    // descriptors.
+    auto server = StoreServer::listen(id.master_port, std::size_t(id.world_size) + 64);
     if (!server) return fail(server.error());
     s.server = std::move(server).value();
   }

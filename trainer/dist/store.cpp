@@ -26,7 +26,6 @@ constexpr std::uint8_t kValue = 11;
 constexpr std::uint8_t kMissing = 12;
 constexpr std::size_t kMaxKey = 1024;
 constexpr std::size_t kMaxValue = 4u << 20;
-constexpr std::size_t kMaxConnections = 1024;
 // All values together: a run stores a few addresses, shapes and ids (kilobytes);
 // a peer looping over new keys must not take rank 0's memory.
 constexpr std::size_t kMaxStoredBytes = 256u << 20;
@@ -94,6 +93,7 @@ struct StoreServer::State {
   int listen_fd = -1;
   int wake_pipe[2] = {-1, -1};
   std::uint16_t port = 0;
+  std::size_t max_clients = 0;
   std::map<std::string, Bytes> data;
   std::thread thread;
 
@@ -183,7 +183,7 @@ void StoreServer::State::serve() {
       // reading is dropped instead of stalling every rank's bootstrap.
       const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
-        if (clients.size() >= kMaxConnections) {
+        if (clients.size() >= max_clients) {
           ::close(fd);
         } else {
           const int one = 1;
@@ -195,8 +195,9 @@ void StoreServer::State::serve() {
   }
 }
 
-Result<std::unique_ptr<StoreServer>> StoreServer::listen(std::uint16_t port) {
+Result<std::unique_ptr<StoreServer>> StoreServer::listen(std::uint16_t port, std::size_t max_clients) {
   auto state = std::make_unique<State>();
+  state->max_clients = max_clients;
   if (::pipe2(state->wake_pipe, O_CLOEXEC) != 0) return fail("store: pipe: " + errno_text());
   state->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (state->listen_fd < 0) return fail("store: socket: " + errno_text());

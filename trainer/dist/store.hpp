@@ -6,7 +6,8 @@
 // [u32 value length][value], lengths little-endian. Ops: SET (reply OK),
 // GET (reply VALUE or MISSING: the client polls, so a waiting client never
 // holds the server). Limits guard the port: keys up to 1 KiB, values up to
-// 4 MiB, 1024 connections; a connection breaking them is closed.
+// 4 MiB, 256 MiB in all, the world size plus a margin of connections; a
+// connection breaking them is closed.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,10 @@ using Bytes = std::vector<char>;
 // Serves until destroyed, on a thread of its own.
 class StoreServer {
  public:
-  static Result<std::unique_ptr<StoreServer>> listen(std::uint16_t port);
+  // `max_clients` connections at once; one more is closed on arrival. Every
+  // rank keeps its connection for the run: the bootstrap passes the world size
+  // plus a margin.
+  static Result<std::unique_ptr<StoreServer>> listen(std::uint16_t port, std::size_t max_clients = 1024);
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
