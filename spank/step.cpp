@@ -1,6 +1,7 @@
 #include "step.hpp"
 
 #include <cstdlib>
+#include <numeric>
 
 #include "ddp/parse.hpp"
 #include "ddp/plan.hpp"
@@ -100,6 +101,16 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
       f.tasks_per_node = std::move(counts).value();
     }
     if (f.tasks_per_node.size() != f.nodes.size()) f.tasks_per_node.assign(f.nodes.size(), f.local_tasks);
+    // A heterogeneous step (srun A : B) is one step per component, each with
+    // its own job id and node indices, while the step's variables describe all
+    // components together: the components' agents would never agree on node 0
+    // and the rendezvous would time out. Slurm 22.05 has no spank item for the
+    // component, so it shows as task counts that do not add up.
+    if (job_getenv(sp, "SLURM_HET_SIZE") &&
+        std::accumulate(f.tasks_per_node.begin(), f.tasks_per_node.end(), std::uint64_t(0)) != f.total_tasks)
+      return fail(
+          "--ddp cannot run a heterogeneous step (srun ... : ...): each component is a step of its own; give "
+          "--ddp to one srun of one component (in a heterogeneous job: srun --het-group=N --ddp ...)");
   }
   f.step_gpus = split_commas(job_getenv(sp, batch ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS").value_or(""));
   f.visible_gpus = split_commas(job_getenv(sp, "CUDA_VISIBLE_DEVICES").value_or(""));

@@ -56,6 +56,17 @@ run srun -N2 --ddp=cpu --ddp-procs=2 "$PYTHON" -c 'import os, sys, time; r = int
 expect_rc 3 "worker rank 2 exits 3"
 expect_in "$ERR" "root cause: worker rank 2 (local rank 0) on node 1" "root cause names the rank"
 
+# A heterogeneous step is refused at once (it used to wait for the rendezvous
+# timeout); one component's step inside a heterogeneous job still works.
+run srun -N1 --ddp=cpu true : -N1 true
+expect_failure "heterogeneous step"
+expect_in "$ERR" "ddp: --ddp cannot run a heterogeneous step (srun ... : ...)" "heterogeneous step refused with the fix"
+printf '#!/bin/sh\n#SBATCH -N1\n#SBATCH hetjob\n#SBATCH -N1\nsrun --het-group=1 --ddp=cpu sh -c %s\n' \
+  "'echo \"het-group rank=\$RANK of \$WORLD_SIZE\"'" >"$WORK/het.sh"
+run sbatch --wait -o "$WORK/het.out" "$WORK/het.sh"
+expect_rc 0 "srun --het-group=1 --ddp inside a heterogeneous job"
+expect_in "$(cat "$WORK/het.out")" "het-group rank=0 of 1" "one component's step runs with --ddp"
+
 # A command that does not exist.
 run srun -N1 --ddp=cpu no-such-command-ddp
 expect_rc 127 "missing command"
