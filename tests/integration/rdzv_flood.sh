@@ -96,29 +96,44 @@ wait_rc "$n0" 30; [[ $RC == 0 ]] || { show "$work"/base*.err; fail "no attack: n
 base_s=$(elapsed "$t0" "$(now)")
 echo "no attack: job took $base_s s (workers sleep 6 s)"
 
+# attack NAME NOFILE FLOOD_ARGS...: node 0 starts (open-files limit NOFILE, ""
+# for the default), the flooder opens its connections from 127.0.0.2, then node
+# 1 starts; both must finish with rc 0 and node 1 must join within 20 s. Sets
+# JOIN_S (node 1's start to the step's plan on node 0), JOB_S and FLOOD_RC.
+attack() {
+  local name=$1 nofile=$2 t0 t1 n0 n1 flood
+  shift 2
+  new_step
+  t0=$(now)
+  start_node "${name}0" 0 8 "$nofile"
+  n0=$NODE_PID
+  wait_for "$work/${name}0.err" "rendezvous for 2 node(s) on port" 30
+  "$PY" "$peer" flood 127.0.0.1 "$RDZV_PORT" "$@" --source 127.0.0.2 --limit 60 \
+    >"$work/$name.json" 2>"$work/$name-flood.err" &
+  flood=$!
+  pids+=("$flood")
+  wait_for "$work/$name.json" "^ready" 60
+  t1=$(now)
+  start_node "${name}1" 1 8
+  n1=$NODE_PID
+  wait_for "$work/${name}0.err" "step $$.$run: 2 node(s)" 60
+  JOIN_S=$(elapsed "$t1" "$(now)")
+  wait_rc "$n1" 90; [[ $RC == 0 ]] || { show "$work/$name"[01].err; fail "$name: node 1 exited $RC"; }
+  wait_rc "$n0" 30; [[ $RC == 0 ]] || { show "$work/$name"[01].err; fail "$name: node 0 exited $RC"; }
+  JOB_S=$(elapsed "$t0" "$(now)")
+  wait_rc "$flood" 90
+  FLOOD_RC=$RC
+  echo "$name: $(tail -n 1 "$work/$name.json"); node 1 joined $JOIN_S s after starting; job $JOB_S s"
+  ((${JOIN_S%.*} < 20)) || fail "$name: node 1 took $JOIN_S s to join"
+  grep -q "rank 0 done" "$work/${name}0.out" || fail "$name: node 0's worker did not run"
+  grep -q "rank 1 done" "$work/${name}1.out" || fail "$name: node 1's worker did not run"
+}
+
 # --- 2. 400 idle + 20 slowloris connections, then node 1 -------------------------
-new_step
-t0=$(now)
-start_node slow0 0 8
-n0=$NODE_PID
-wait_for "$work/slow0.err" "rendezvous for 2 node(s) on port" 30
-"$PY" "$peer" flood 127.0.0.1 "$RDZV_PORT" --idle 400 --slow 20 --source 127.0.0.2 --limit 60 \
-  >"$work/flood.json" 2>"$work/flood.err" &
-flood=$!
-pids+=("$flood")
-wait_for "$work/flood.json" "^ready" 60
-t1=$(now)
-start_node slow1 1 8
-n1=$NODE_PID
-wait_for "$work/slow0.err" "step $$.$run: 2 node(s)" 60
-join_s=$(elapsed "$t1" "$(now)")
-wait_rc "$n1" 90; [[ $RC == 0 ]] || { show "$work"/slow*.err; fail "slowloris: node 1 exited $RC"; }
-wait_rc "$n0" 30; [[ $RC == 0 ]] || { show "$work"/slow*.err; fail "slowloris: node 0 exited $RC"; }
-job_s=$(elapsed "$t0" "$(now)")
-wait_rc "$flood" 90; [[ $RC == 0 ]] || { show "$work/flood.err"; fail "the flooder failed"; }
-echo "slowloris: $(tail -n 1 "$work/flood.json"); node 1 joined $join_s s after starting; job $job_s s"
-[[ $(json "$work/flood.json" opened) == 420 ]] || fail "slowloris: the flooder could not open its 420 connections"
-[[ $(json "$work/flood.json" still_open) == 0 ]] || fail "slowloris: connections outlived the job"
+attack slow "" --idle 400 --slow 20
+[[ $FLOOD_RC == 0 ]] || { show "$work/slow-flood.err"; fail "the flooder failed"; }
+[[ $(json "$work/slow.json" opened) == 420 ]] || fail "slowloris: the flooder could not open its 420 connections"
+[[ $(json "$work/slow.json" still_open) == 0 ]] || fail "slowloris: connections outlived the job"
 # Every stranger was closed by node 0 while it ran (shed or timed out), not
 # merely when it exited: the log accounts for all 420.
 n=$(accounted "$work/slow0.err")
@@ -127,58 +142,17 @@ grep -q "no authentication within 5 s" "$work/slow0.err" || grep -q "[0-9]* time
   { show "$work/slow0.err"; fail "slowloris: no handshake timed out"; }
 lines=$(rdzv_lines "$work/slow0.err")
 ((lines <= 15)) || { show "$work/slow0.err"; fail "slowloris: $lines log lines for 420 strangers"; }
-((${join_s%.*} < 20)) || fail "slowloris: node 1 took $join_s s to join"
-grep -q "rank 0 done" "$work/slow0.out" || fail "slowloris: node 0's worker did not run"
-grep -q "rank 1 done" "$work/slow1.out" || fail "slowloris: node 1's worker did not run"
-pass "slowloris: 420 strangers closed, node 0 logged $lines lines, node 1 joined in $join_s s, job rc 0"
+pass "slowloris: 420 strangers closed, node 0 logged $lines lines, node 1 joined in $JOIN_S s, job rc 0"
 
 # --- 3. A flood that never lets go: every closed connection opened again ------
-new_step
-t0=$(now)
-start_node hold0 0 8
-n0=$NODE_PID
-wait_for "$work/hold0.err" "rendezvous for 2 node(s) on port" 30
-"$PY" "$peer" flood 127.0.0.1 "$RDZV_PORT" --idle 150 --source 127.0.0.2 --reopen-for 12 --limit 60 \
-  >"$work/hold.json" 2>"$work/hold.err" &
-flood=$!
-pids+=("$flood")
-wait_for "$work/hold.json" "^ready" 60
-t1=$(now)
-start_node hold1 1 8
-n1=$NODE_PID
-wait_for "$work/hold0.err" "step $$.$run: 2 node(s)" 60
-join_s=$(elapsed "$t1" "$(now)")
-wait_rc "$n1" 90; [[ $RC == 0 ]] || { show "$work"/hold*.err; fail "persistent flood: node 1 exited $RC"; }
-wait_rc "$n0" 30; [[ $RC == 0 ]] || { show "$work"/hold*.err; fail "persistent flood: node 0 exited $RC"; }
-job_s=$(elapsed "$t0" "$(now)")
-wait_rc "$flood" 90
-echo "persistent flood: $(tail -n 1 "$work/hold.json"); node 1 joined $join_s s after starting; job $job_s s"
+attack hold "" --idle 150 --reopen-for 12
 lines=$(rdzv_lines "$work/hold0.err")
 ((lines <= 15)) || { show "$work/hold0.err"; fail "persistent flood: $lines log lines"; }
-((${join_s%.*} < 20)) || fail "persistent flood: node 1 took $join_s s to join"
-pass "persistent flood of 150 connections: node 1 joined in $join_s s, node 0 logged $lines lines, job rc 0"
+pass "persistent flood of 150 connections: node 1 joined in $JOIN_S s, node 0 logged $lines lines, job rc 0"
 
 # --- 4. Few descriptors: node 0 under ulimit -n 40 (it cannot raise it) -------
-new_step
-start_node fd0 0 8 40
-n0=$NODE_PID
-wait_for "$work/fd0.err" "rendezvous for 2 node(s) on port" 30
-"$PY" "$peer" flood 127.0.0.1 "$RDZV_PORT" --idle 300 --source 127.0.0.2 --limit 60 \
-  >"$work/fd.json" 2>"$work/fd.err" &
-flood=$!
-pids+=("$flood")
-wait_for "$work/fd.json" "^ready" 60
-t1=$(now)
-start_node fd1 1 8
-n1=$NODE_PID
-wait_for "$work/fd0.err" "step $$.$run: 2 node(s)" 60
-join_s=$(elapsed "$t1" "$(now)")
-wait_rc "$n1" 90; [[ $RC == 0 ]] || { show "$work"/fd*.err; fail "ulimit -n 40: node 1 exited $RC"; }
-wait_rc "$n0" 30; [[ $RC == 0 ]] || { show "$work"/fd*.err; fail "ulimit -n 40: node 0 exited $RC"; }
-wait_rc "$flood" 90
-echo "ulimit -n 40: $(tail -n 1 "$work/fd.json"); node 1 joined $join_s s after starting"
+attack fd 40 --idle 300
 n=$(accounted "$work/fd0.err")
 [[ $n == 300 ]] || { show "$work/fd0.err"; fail "ulimit -n 40: node 0's log accounts for $n strangers, expected 300"; }
 grep -q "shed" "$work/fd0.err" || { show "$work/fd0.err"; fail "ulimit -n 40: nothing was shed"; }
-((${join_s%.*} < 20)) || fail "ulimit -n 40: node 1 took $join_s s to join"
-pass "300 strangers against node 0 with 40 descriptors: node 1 joined in $join_s s, job rc 0"
+pass "300 strangers against node 0 with 40 descriptors: node 1 joined in $JOIN_S s, job rc 0"
