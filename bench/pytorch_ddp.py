@@ -5,8 +5,13 @@ optimizer, printing the same final JSON record. Started by a launcher
 (ddp-agent, torchrun), one process per rank; --threads sets torch's threads.
 
 Batches are gathered from in-memory tensors (no DataLoader) so the peer pays
-no data-loading overhead that ddp-train does not pay either."""
-import argparse, gzip, json, os, struct, time
+no data-loading overhead that ddp-train does not pay either.
+
+--device cuda runs the same on GPUs with NCCL: rank r on cuda:LOCAL_RANK, or
+on cuda:0 when only one GPU is visible (then --distinct-hostid lets several
+ranks share it). Data, model and the running loss stay on the GPU; the host
+waits for it once per epoch."""
+import argparse, copy, gzip, json, os, struct, time
 
 import torch
 import torch.distributed as dist
@@ -31,15 +36,41 @@ def main():
     p.add_argument("--batch-size", type=int, default=128, help="global batch")
     p.add_argument("--lr", type=float)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cpu: Gloo (default); cuda: NCCL, cuda:LOCAL_RANK, or cuda:0 if only one GPU is visible")
+    p.add_argument("--distinct-hostid", action="store_true",
+                   help="cuda only: set NCCL_HOSTID=ddp-kit-LOCAL_RANK so ranks sharing one GPU look like separate "
+                        "hosts to NCCL (it then uses its socket transport between them)")
+    p.add_argument("--warmup-steps", type=int, default=0, metavar="K",
+                   help="run K untimed training steps before epoch 1 on a deep copy of the model and a fresh "
+                        "optimizer, then discard them: the timed training starts from the same parameters and "
+                        "optimizer state as without warm-up (it only warms kernels, allocator and NCCL)")
     a = p.parse_args()
+    if a.distinct_hostid and a.device != "cuda":
+        p.error("--distinct-hostid only applies to --device cuda")
+    if a.warmup_steps < 0:
+        p.error("--warmup-steps must be >= 0")
+    cuda = a.device == "cuda"
     torch.set_num_threads(a.threads)
-    dist.init_process_group("gloo")
+    if cuda:
+        if not torch.cuda.is_available():
+            raise SystemExit("pytorch_ddp.py: --device cuda but torch sees no GPU; check nvidia-smi, "
+                             "CUDA_VISIBLE_DEVICES and that torch is a CUDA build")
+        local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        dev = torch.device("cuda", 0 if torch.cuda.device_count() == 1 else local_rank)
+        torch.cuda.set_device(dev)
+        if a.distinct_hostid:
+            os.environ["NCCL_HOSTID"] = f"ddp-kit-{local_rank}"
+        dist.init_process_group("nccl")
+    else:
+        dev = torch.device("cpu")
+        dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
-    xtr = read_idx(f"{a.data}/train-images-idx3-ubyte.gz").reshape(-1, 784).float() / 255
-    ytr = read_idx(f"{a.data}/train-labels-idx1-ubyte.gz").long()
-    xte = read_idx(f"{a.data}/t10k-images-idx3-ubyte.gz").reshape(-1, 784).float() / 255
-    yte = read_idx(f"{a.data}/t10k-labels-idx1-ubyte.gz").long()
+    xtr = (read_idx(f"{a.data}/train-images-idx3-ubyte.gz").reshape(-1, 784).float() / 255).to(dev)
+    ytr = read_idx(f"{a.data}/train-labels-idx1-ubyte.gz").long().to(dev)
+    xte = (read_idx(f"{a.data}/t10k-images-idx3-ubyte.gz").reshape(-1, 784).float() / 255).to(dev)
+    yte = read_idx(f"{a.data}/t10k-labels-idx1-ubyte.gz").long().to(dev)
     if a.model == "mlp":
         net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
         loss_fn = nn.CrossEntropyLoss()
@@ -49,34 +80,68 @@ def main():
                             nn.ReLU(), nn.Linear(128, 784))
         loss_fn = nn.MSELoss()
         opt_of = lambda params: torch.optim.Adam(params, lr=a.lr or 1e-3)
-    model = DDP(net)
+    net = net.to(dev)
+    wrap = (lambda m: DDP(m, device_ids=[dev])) if cuda else DDP
+    warm_net = copy.deepcopy(net) if a.warmup_steps else None  # copied before DDP touches net
+    model = wrap(net)
     opt = opt_of(model.parameters())
     local = a.batch_size // world
     sampler = DistributedSampler(range(len(xtr)), num_replicas=world, rank=rank, shuffle=True, seed=0)
-    train_seconds, samples, last_loss = 0.0, 0, float("nan")
-    for epoch in range(a.epochs):
+
+    def epoch_indices(epoch):
         sampler.set_epoch(epoch)
-        idx = torch.tensor(list(iter(sampler)))
+        return torch.tensor(list(iter(sampler)), device=dev)
+
+    def train_step(model, opt, b):
+        x = xtr[b]
+        out = model(x)
+        loss = loss_fn(out, ytr[b] if a.model == "mlp" else x)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    if a.warmup_steps:
+        # Neither the copy nor its optimizer is used again, and the sampler
+        # draws from its own generator: the timed run is unaffected.
+        warm_model = wrap(warm_net)
+        warm_opt = opt_of(warm_model.parameters())
+        idx = epoch_indices(0)
+        starts = range(0, len(idx), local)
+        for k in range(a.warmup_steps):
+            start = starts[k % len(starts)]
+            train_step(warm_model, warm_opt, idx[start:start + local])
+        sync()
+        del warm_model, warm_opt, warm_net
+
+    train_seconds, samples, last_loss, epoch_rates = 0.0, 0, float("nan"), []
+    for epoch in range(a.epochs):
+        idx = epoch_indices(epoch)
+        sync()
         t0 = time.perf_counter()
-        total, steps = 0.0, 0
+        # float64 either way; on the GPU a tensor, so the loop never waits for it
+        total, steps = torch.zeros((), dtype=torch.float64, device=dev) if cuda else 0.0, 0
         for start in range(0, len(idx), local):
             b = idx[start:start + local]
-            x = xtr[b]
-            out = model(x)
-            loss = loss_fn(out, ytr[b] if a.model == "mlp" else x)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            total += loss.item()
+            loss = train_step(model, opt, b)
+            total += loss.detach() if cuda else loss.item()
             steps += 1
             samples += len(b) * world
-        train_seconds += time.perf_counter() - t0
-        last_loss = total / steps
+        sync()
+        epoch_seconds = time.perf_counter() - t0
+        train_seconds += epoch_seconds
+        epoch_rates.append(len(idx) * world / epoch_seconds)
+        last_loss = float(total) / steps
     with torch.no_grad():
-        mine = torch.arange(rank, len(xte), world)
+        mine = torch.arange(rank, len(xte), world, device=dev)
         out = net(xte[mine])
         metric = torch.tensor([(out.argmax(1) == yte[mine]).sum().item() if a.model == "mlp"
-                               else ((out - xte[mine]) ** 2).sum().item(), float(len(mine))], dtype=torch.float64)
+                               else ((out - xte[mine]) ** 2).sum().item(), float(len(mine))], dtype=torch.float64,
+                              device=dev)
     dist.all_reduce(metric)
     record = {"event": "final", "world_size": world, "epochs": a.epochs, "train_seconds": train_seconds,
               "samples_per_second": samples / train_seconds, "final_train_loss": last_loss}
@@ -84,6 +149,9 @@ def main():
         record["test_accuracy"] = metric[0].item() / metric[1].item()
     else:
         record["test_mse"] = metric[0].item() / (metric[1].item() * 784)
+    if cuda:
+        record["device"] = str(dev)
+        record["epoch_samples_per_second"] = epoch_rates  # the GPU kit compares steady-state epochs
     if rank == 0:
         print(json.dumps(record), flush=True)
     dist.destroy_process_group()

@@ -38,6 +38,8 @@ packages=(
   iproute2 util-linux procps
   # PyTorch compatibility tests and the real dataset
   python3 python3-torch dataset-fashion-mnist
+  # the GPU kit's check: a minimal Debian chroot (tests/gpu/kit-check.sh)
+  mmdebstrap
 )
 
 if [[ $(id -u) -ne 0 ]]; then

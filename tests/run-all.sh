@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every test, from a fresh clone: install dependencies, build with warnings as
 # errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
-# lint; build again with sanitizers and run the unit, fuzz and cluster tests
-# there (tests/sanitize.sh); then build the Debian package, install it with
+# lint; pack the GPU kit and run its CPU checks in a minimal chroot; build
+# again with sanitizers and run the unit, fuzz and cluster tests there
+# (tests/sanitize.sh); then build the Debian package, install it with
 # dpkg, run the cluster tests against the installed files (not the build
 # tree), and purge it again.
 # Needs root: dpkg, and the test clusters use network namespaces.
@@ -13,6 +14,20 @@ packaging/install-deps.sh
 cmake -S . -B build -DDDP_WERROR=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -L "unit|lint"
+
+# The GPU kit (tests/gpu/README.md): packed from this build, then proven
+# self-contained in a minimal Debian chroot, where its CPU checks must pass.
+# It needs the CUDA toolkit with NCCL in /usr/local/cuda, which CI has; a
+# machine without one says so, and CI (CI=true) refuses to go on without it.
+if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  tests/gpu/kit.sh --build-dir build
+  tests/gpu/kit-check.sh
+elif [[ -n ${CI:-} ]]; then
+  echo "run-all: CI needs the CUDA toolkit with NCCL in /usr/local/cuda to build and check the GPU kit" >&2
+  exit 1
+else
+  echo "run-all: no CUDA toolkit in /usr/local/cuda: the GPU kit is neither built nor checked on this machine" >&2
+fi
 
 # The sanitizer build (clang, ASan + UBSan): unit tests, 30 s of libFuzzer per
 # fuzz target, every cluster and integration test; clean or red.

@@ -18,12 +18,24 @@ struct GpuBackend {
   std::unique_ptr<Collectives> comm;
 };
 
+// How collectives are issued after the communicator exists. Both create it
+// non-blocking (so start-up can give up at a deadline); they differ after:
+//  - blocking: a blocking communicator split from it runs the collectives
+//    (NCCL launches each call inline);
+//  - nonblocking: the non-blocking communicator itself, where NCCL 2.28
+//    launches every call from a thread it creates for that call and answers
+//    ncclInProgress until it is done (src/group.cc), which we poll.
+// The GPU kit (tests/gpu/run-gpu.sh) measures both.
+enum class NcclOps { blocking, nonblocking };
+
 struct GpuBackendConfig {
   int local_rank = 0;  // selects the device (after CUDA_VISIBLE_DEVICES)
+  int local_world_size = 1;
   int rank = 0;
   int world_size = 1;
-  StoreClient* store = nullptr;  // rank 0 publishes the NCCL unique id here
-  std::string nccl_id_key;       // store key of the unique id (run id + attempt inside)
+  StoreClient* store = nullptr;  // the unique id and the node's GPU claims travel here
+  std::string store_prefix;      // prefix of those keys (run id + attempt inside)
+  NcclOps ops = NcclOps::blocking;
   std::chrono::milliseconds init_timeout{60000};  // communicator init watchdog
   std::chrono::milliseconds op_timeout{300000};   // a collective stuck longer aborts the communicator
 };

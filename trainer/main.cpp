@@ -53,6 +53,14 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "cpu (OpenBLAS + Gloo) or cuda (cuBLAS + NCCL, one GPU per rank)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
+  app.add_flag("--cuda-graph", o.cuda_graph,
+               "cuda: capture the training step into a CUDA graph once and replay it every step "
+               "(fewer kernel launches; not yet run on a GPU, see tests/gpu/README.md)");
+  app.add_option("--nccl-ops", o.nccl_ops,
+                 "cuda: how collectives are issued: blocking (a blocking communicator split off the "
+                 "non-blocking one NCCL starts with) or nonblocking (that one, polled)")
+      ->check(CLI::IsMember({"blocking", "nonblocking"}))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "BLAS threads per rank (default: OMP_NUM_THREADS, else 1)");
   app.add_flag("!--no-shm", o.shared_memory,
                "reduce between the ranks of a node over Gloo TCP instead of shared memory");

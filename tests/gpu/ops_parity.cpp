@@ -270,11 +270,16 @@ void test_elementwise(Selftest& t, std::size_t n) {
   const Buf w2 = t.make(t.random(n));
   const Buf m = t.zeros(n);
   const Buf v = t.zeros(n);
+  // The step count lives in ops memory; each call counts one more step.
+  int* cpu_step = cpu.alloc_int(1);
+  int* gpu_step = gpu.alloc_int(1);
   for (int step = 1; step <= 3; ++step) {
     const Buf g = t.make(t.random(n));
-    cpu.adam(w2.c, m.c, v.c, g.c, n, 1e-3f, 0.9f, 0.999f, 1e-8f, step);
-    gpu.adam(w2.g, m.g, v.g, g.g, n, 1e-3f, 0.9f, 0.999f, 1e-8f, step);
+    cpu.adam(w2.c, m.c, v.c, g.c, n, 1e-3f, 0.9f, 0.999f, 1e-8f, cpu_step);
+    gpu.adam(w2.g, m.g, v.g, g.g, n, 1e-3f, 0.9f, 0.999f, 1e-8f, gpu_step);
   }
+  cpu.release(cpu_step);
+  gpu.release(gpu_step);
   t.compare("adam (weights)", where, w2);
   t.compare("adam (first moment)", where, m);
   t.compare("adam (second moment)", where, v);

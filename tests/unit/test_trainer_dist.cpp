@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "dist/bootstrap.hpp"
+#include "dist/gpu_claims.hpp"
 #include "dist/store.hpp"
 #include "suites.hpp"
 #include "train/metrics.hpp"
@@ -255,6 +256,44 @@ START_TEST(metrics_lines_are_json) {
 }
 END_TEST
 
+START_TEST(gpu_claims_refuse_two_ranks_on_one_gpu_of_one_nccl_host) {
+  const std::string node = node_identity("gpu-n1", "5f1c");
+  CK_STR_EQ(node, "gpu-n1/5f1c");
+  CK_STR_EQ(nccl_host_identity(nullptr, node), node);
+  CK_STR_EQ(nccl_host_identity("", node), node);
+  CK_STR_EQ(nccl_host_identity("kit-1", node), "NCCL_HOSTID=kit-1");
+  // Round trip through the store's bytes; malformed claims are named.
+  const GpuClaim a{0, node, "0000:18:00.0", "0"};
+  auto back = decode_gpu_claim(0, encode_gpu_claim(a));
+  ck_assert(back.ok());
+  CK_STR_EQ(back->nccl_host, node);
+  CK_STR_EQ(back->bus_id, "0000:18:00.0");
+  CK_STR_EQ(back->visible, "0");
+  const std::string junk = "no newline";
+  auto bad = decode_gpu_claim(3, Bytes(junk.begin(), junk.end()));
+  ck_assert(!bad.ok());
+  CK_CONTAINS(bad.error(), "local rank 3");
+  // One GPU each: fine, in any order.
+  const GpuClaim b{1, node, "0000:98:00.0", "1"};
+  ck_assert(check_gpu_claims({b, a}).ok());
+  // Both ranks see only GPU 0 of the node (CUDA_VISIBLE_DEVICES=0 twice):
+  // refused before NCCL, naming both ranks, the GPU and the fixes.
+  const GpuClaim c{3, node, "0000:18:00.0", "0"};
+  auto dup = check_gpu_claims({a, b, c});
+  ck_assert(!dup.ok());
+  CK_CONTAINS(dup.error(), "local ranks 0 and 3");
+  CK_CONTAINS(dup.error(), "0000:18:00.0");
+  CK_CONTAINS(dup.error(), "Duplicate GPU");
+  CK_CONTAINS(dup.error(), "one worker per GPU");
+  CK_CONTAINS(dup.error(), "NCCL_HOSTID");
+  // The same GPU under two NCCL hosts is what NCCL accepts (the GPU kit's
+  // two ranks on one GPU).
+  const GpuClaim d{1, nccl_host_identity("kit-1", node), "0000:18:00.0", "0"};
+  const GpuClaim e{0, nccl_host_identity("kit-0", node), "0000:18:00.0", "0"};
+  ck_assert(check_gpu_claims({d, e}).ok());
+}
+END_TEST
+
 Suite* trainer_dist_suite() {
   return make_suite("trainer_dist",
                     {identity_from_torchrun_variables, rank_ranges_compress, store_set_get_wait_over_loopback,
@@ -262,6 +301,7 @@ Suite* trainer_dist_suite() {
                      store_limits_connections, store_drops_a_client_that_stops_reading,
                      store_connect_names_the_endpoint_on_timeout,
                      bootstrap_names_ranks_that_never_arrive, snapshot_round_trip_and_damage,
-                     newest_valid_snapshot_wins_and_pruning_keeps_k, metrics_lines_are_json},
+                     newest_valid_snapshot_wins_and_pruning_keeps_k, metrics_lines_are_json,
+                     gpu_claims_refuse_two_ranks_on_one_gpu_of_one_nccl_host},
                     60);  // the store drops a silent reader after 5 s
 }

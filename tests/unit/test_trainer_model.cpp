@@ -1,15 +1,18 @@
 // The trainer's models end to end on the CPU backend: every layer's and
 // every loss's gradient against finite differences through Model and CpuOps
 // (the code ddp-train runs), accumulation equal to one big batch, and the
-// bucket layout PyTorch's Reducer would build.
+// bucket layout PyTorch's Reducer would build; one StepProgram step equal to
+// that arithmetic, and the step results read back one step late.
 #include <cmath>
 #include <random>
 #include <vector>
 
 #include "model/layout.hpp"
 #include "model/model.hpp"
+#include "dist/cpu_collectives.hpp"
 #include "model/ops.hpp"
 #include "suites.hpp"
+#include "train/step.hpp"
 
 using namespace ddp::train;
 
@@ -158,9 +161,60 @@ START_TEST(model_spec_defaults_and_errors) {
 }
 END_TEST
 
+START_TEST(step_program_steps_and_reads_back_one_step_late) {
+  Fixture f("mlp", {8}, 6, 3, 8);
+  Ops& ops = *f.ops;
+  // What one SGD step of two micro-batches of 4 rows must give.
+  const std::vector<float> g = f.gradients(2);
+  std::vector<float> expected(f.model->parameters(), f.model->parameters() + f.layout.parameters);
+  const float lr = 0.1f;
+  for (std::size_t i = 0; i < expected.size(); ++i) expected[i] -= lr * g[i];  // velocity = g on step one
+
+  DeviceSplit train{std::size_t(f.batch), 6, f.x.data(), f.labels.data(), nullptr, 0};
+  BatchBuffers batch{ops.alloc(std::size_t(f.batch) * 6), ops.alloc_int(std::size_t(f.batch)), nullptr};
+  float* grads = ops.alloc(f.layout.total);
+  OptimizerState opt{false, lr, 0.9f, 0.9f, 0.999f, 1e-8f, ops.alloc(f.layout.parameters), nullptr, nullptr};
+  auto comm = make_local_collectives(ops);
+  // --cuda-graph on a backend that cannot capture: every step runs eagerly.
+  StepProgram program(ops, *comm, *f.model, f.layout, train, batch, grads, opt, StepProgram::Shape{4, 2, 1.0f, true});
+  StepReadback readback(ops, program.control_slots());
+  int* rows = ops.alloc_int(std::size_t(f.batch));
+  for (int i = 0; i < f.batch; ++i) rows[i] = i;
+
+  ck_assert(program.run(rows, std::size_t(f.batch), false).ok());
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    ck_assert_msg(std::fabs(f.model->parameters()[i] - expected[i]) < 1e-6f, "parameter %zu: %g, expected %g", i,
+                  double(f.model->parameters()[i]), double(expected[i]));
+  ck_assert(!readback.post_and_take_previous());  // nothing earlier to read yet
+  ck_assert(program.run(rows, std::size_t(f.batch), true).ok());
+  const auto first = readback.post_and_take_previous();  // step one's, read after step two was queued
+  ck_assert(first && !first->stop && first->loss > 0.5 && first->loss < 2.0);
+  ck_assert(program.run(rows, std::size_t(f.batch), false).ok());  // the second full step: capture refused
+  CK_STR_EQ(program.describe(), "eager");
+  const auto second = readback.post_and_take_previous();
+  ck_assert(second && second->stop);  // the stop request travelled with step two
+  const auto third = readback.drain();
+  ck_assert(third && !third->stop);
+  ck_assert(!readback.drain());
+
+  // Adam counts its steps in ops memory.
+  int* count = ops.alloc_int(1);
+  float* m = ops.alloc(f.layout.parameters);
+  float* v = ops.alloc(f.layout.parameters);
+  ops.adam(f.model->parameters(), m, v, grads, f.layout.parameters, 1e-3f, 0.9f, 0.999f, 1e-8f, count);
+  ops.adam(f.model->parameters(), m, v, grads, f.layout.parameters, 1e-3f, 0.9f, 0.999f, 1e-8f, count);
+  ck_assert_int_eq(*count, 2);
+  for (void* p : {static_cast<void*>(batch.x), static_cast<void*>(batch.labels), static_cast<void*>(grads),
+                  static_cast<void*>(opt.a), static_cast<void*>(rows), static_cast<void*>(count),
+                  static_cast<void*>(m), static_cast<void*>(v)})
+    ops.release(p);
+}
+END_TEST
+
 Suite* trainer_model_suite() {
   return make_suite("trainer_model",
                     {mlp_gradients_match_finite_differences, autoencoder_gradients_match_finite_differences,
                      linear_gradients_match_finite_differences, accumulation_equals_one_batch,
-                     layout_follows_reverse_parameter_order, model_spec_defaults_and_errors});
+                     layout_follows_reverse_parameter_order, model_spec_defaults_and_errors,
+                     step_program_steps_and_reads_back_one_step_late});
 }

@@ -102,8 +102,13 @@ std::string nccl_error_text(ncclResult_t result, ncclComm_t comm, const char* ca
 
 void die(const std::string& message) {
   std::fprintf(stderr, "ddp-train: %s\n", message.c_str());
-  std::fflush(stderr);
-  std::exit(EXIT_FAILURE);
+  // _Exit, not exit: exit() would run static destructors and atexit handlers
+  // (the CUDA runtime's teardown among them) while the NCCL watchdog and
+  // NCCL's own threads still run, and the runtime's teardown can wait forever
+  // on a stream whose kernel is stuck. Flush what stdio holds first, as the
+  // watchdog does.
+  std::fflush(nullptr);
+  std::_Exit(EXIT_FAILURE);
 }
 
 CudaContext::~CudaContext() {
@@ -112,6 +117,7 @@ CudaContext::~CudaContext() {
   cudaSetDevice(device);
   if (stream) cudaStreamSynchronize(stream);
   if (cublas) cublasDestroy(cublas);
+  if (cublas_workspace) cudaFree(cublas_workspace);
   if (stream) cudaStreamDestroy(stream);
 }
 
@@ -146,6 +152,10 @@ Result<std::shared_ptr<CudaContext>> make_cuda_context(int local_rank) {
   CUDA_TRY(cudaStreamCreateWithFlags(&context->stream, cudaStreamNonBlocking));
   CUBLAS_TRY(cublasCreate(&context->cublas));
   CUBLAS_TRY(cublasSetStream(context->cublas, context->stream));
+  // 32 MiB, what NVIDIA's cuBLAS guide suggests for Hopper (4 MiB suffice before it).
+  constexpr std::size_t kWorkspaceBytes = std::size_t(32) << 20;
+  CUDA_TRY(cudaMalloc(&context->cublas_workspace, kWorkspaceBytes));
+  CUBLAS_TRY(cublasSetWorkspace(context->cublas, context->cublas_workspace, kWorkspaceBytes));
   // Plain FP32 products, never TF32: TF32 keeps 10 mantissa bits, which would
   // break the 1e-4 agreement with the CPU backend (ddp-gpu-selftest).
   CUBLAS_TRY(cublasSetMathMode(context->cublas, CUBLAS_DEFAULT_MATH));

@@ -25,6 +25,9 @@ struct CudaContext {
   // Every Ops call enqueues here; NCCL orders itself after it with events.
   cudaStream_t stream = nullptr;
   cublasHandle_t cublas = nullptr;  // cublasSetStream(cublas, stream)
+  // cuBLAS's workspace, ours (cublasSetWorkspace): cuBLAS then allocates
+  // nothing while a step is being captured into a CUDA graph.
+  void* cublas_workspace = nullptr;
 
   CudaContext() = default;
   CudaContext(const CudaContext&) = delete;
@@ -48,7 +51,8 @@ std::string cuda_error_text(cudaError_t err, const char* call, const char* file,
 std::string cublas_error_text(cublasStatus_t status, const char* call, const char* file, int line);
 std::string nccl_error_text(ncclResult_t result, ncclComm_t comm, const char* call, const char* file, int line);
 
-// Prints "ddp-train: <message>" to stderr and exits with status 1. For errors
+// Prints "ddp-train: <message>" to stderr and ends the process with status 1
+// at once (_Exit, after flushing stdio: no destructors run). For errors
 // inside Ops methods, which return nothing: a failed kernel or cuBLAS call
 // leaves the GPU state undefined, so the worker stops (llm.c does the same)
 // and the launcher stops the others.

@@ -163,8 +163,17 @@ __global__ void sgd_momentum_kernel(float* w, float* velocity, const float* g, s
     sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
 }
 
+// One thread: the step count lives on the device, so a captured step replays
+// with the right bias corrections. Computed once per step, as on the CPU.
+__global__ void adam_tick_kernel(int* step, float beta1, float beta2, AdamBias* bias) {
+  const int t = ++*step;
+  bias->c1 = 1.0f / (1.0f - powf(beta1, float(t)));
+  bias->c2 = 1.0f / (1.0f - powf(beta2, float(t)));
+}
+
 __global__ void adam_kernel(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1,
-                            float beta2, float eps, AdamBias bias) {
+                            float beta2, float eps, const AdamBias* bias_of_step) {
+  const AdamBias bias = *bias_of_step;
   for (std::size_t i = first_index(); i < n; i += index_stride())
     adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
 }
@@ -182,6 +191,16 @@ class CudaOps final : public Ops {
             std::to_string(prop.totalGlobalMem >> 30) + " GiB, sm_" + std::to_string(prop.major) +
             std::to_string(prop.minor) + ")";
   }
+
+  ~CudaOps() override {
+    // Best effort, as in ~CudaContext: nobody to report to.
+    if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+    for (cudaEvent_t event : fences_)
+      if (event) cudaEventDestroy(event);
+    if (adam_bias_) cudaFree(adam_bias_);
+  }
+  CudaOps(const CudaOps&) = delete;
+  CudaOps& operator=(const CudaOps&) = delete;
 
   std::string name() const override { return name_; }
 
@@ -221,6 +240,26 @@ class CudaOps final : public Ops {
   }
   void synchronize() override { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
+  void fence(int slot) override { CUDA_CHECK(cudaEventRecord(fence_event(slot), stream_)); }
+  void wait_fence(int slot) override { CUDA_CHECK(cudaEventSynchronize(fence_event(slot))); }
+
+  // Thread-local capture mode: the NCCL watchdog thread keeps querying its
+  // events meanwhile, which the global mode would forbid (and the capture
+  // would be invalidated by it).
+  bool begin_capture() override {
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    return true;
+  }
+  Status end_capture() override {
+    cudaGraph_t graph = nullptr;
+    CUDA_TRY(cudaStreamEndCapture(stream_, &graph));
+    const cudaError_t made = cudaGraphInstantiate(&graph_exec_, graph, 0);
+    cudaGraphDestroy(graph);  // the executable graph keeps what it needs
+    if (made != cudaSuccess) return fail(cuda_error_text(made, "cudaGraphInstantiate", __FILE__, __LINE__));
+    return Ok{};
+  }
+  void replay() override { CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_)); }
+
   void fill(float* x, float value, std::size_t n) override {
     if (n == 0) return;
     fill_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(x, value, n);
@@ -229,6 +268,10 @@ class CudaOps final : public Ops {
   void copy(float* dst, const float* src, std::size_t n) override {
     if (n == 0) return;
     CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  }
+  void copy_int(int* dst, const int* src, std::size_t n) override {
+    if (n == 0) return;
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(int), cudaMemcpyDeviceToDevice, stream_));
   }
   void scale(float* x, float factor, std::size_t n) override {
     if (n == 0) return;
@@ -331,10 +374,12 @@ class CudaOps final : public Ops {
     CUDA_CHECK_LAUNCH();
   }
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2, float eps,
-            int step) override {
+            int* step) override {
+    if (!adam_bias_) adam_bias_ = static_cast<AdamBias*>(zeroed(sizeof(AdamBias)));
+    adam_tick_kernel<<<1, 1, 0, stream_>>>(step, beta1, beta2, adam_bias_);
+    CUDA_CHECK_LAUNCH();
     if (n == 0) return;
-    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps,
-                                                                 adam_bias(beta1, beta2, step));
+    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, adam_bias_);
     CUDA_CHECK_LAUNCH();
   }
 
@@ -353,9 +398,18 @@ class CudaOps final : public Ops {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
+  cudaEvent_t fence_event(int slot) {
+    if (slot < 0 || slot >= kFences) die("fence slot " + std::to_string(slot) + " out of range (a bug in ddp-train)");
+    if (!fences_[slot]) CUDA_CHECK(cudaEventCreateWithFlags(&fences_[slot], cudaEventDisableTiming));
+    return fences_[slot];
+  }
+
   std::shared_ptr<CudaContext> ctx_;  // keeps the stream and the cuBLAS handle alive
   cudaStream_t stream_;
   std::string name_;
+  AdamBias* adam_bias_ = nullptr;  // device: this step's bias corrections (adam_tick_kernel)
+  cudaEvent_t fences_[kFences] = {};
+  cudaGraphExec_t graph_exec_ = nullptr;
 };
 
 }  // namespace

@@ -1,46 +1,39 @@
 // NcclCollectives: gradient all-reduce over NCCL on a communication stream of
-// its own, so that reducing one bucket overlaps the backward pass computing
-// the next (the compute stream belongs to CudaOps, see cuda_context.cuh).
+// its own (the highest priority the device offers), so that reducing one
+// bucket overlaps the backward pass computing the next, and is not queued
+// behind it (the compute stream belongs to CudaOps, see cuda_context.cuh).
 //
-// Failure handling is the point of most of this file. A blocking NCCL call
-// cannot be interrupted: a blocking ncclCommInitRank waits forever for a peer
-// that never arrives and cannot even be aborted from another thread (NVIDIA/nccl
-// issue #289), and a collective whose peer died spins on the GPU forever, so
-// cudaStreamSynchronize never returns. A Slurm job would then sit idle until
-// its time limit. So:
-//   * the communicator is created non-blocking (config.blocking = 0): every
-//     NCCL call returns at once, possibly with ncclInProgress, and we poll
-//     ncclCommGetAsyncError for the outcome with a deadline of our own;
-//   * a watchdog thread checks the communicator's error state every 100 ms and
-//     how long the newest collective has been pending; on an error or after
-//     op_timeout it aborts the communicator, prints one line saying why and
-//     ends the process, and the launcher then stops the other ranks.
+// Failure handling is the point of most of this file. A collective whose peer
+// died spins on the GPU forever, so cudaStreamSynchronize never returns, and a
+// blocking NCCL call that must connect to a dead peer never returns either. A
+// Slurm job would then sit idle until its time limit. So a watchdog thread
+// looks every 100 ms at
+//   * the main thread inside an NCCL call for longer than op_timeout: NCCL
+//     forbids aborting a communicator while a call is inside it, so the
+//     process ends (its sockets close, which the peers notice);
+//   * the communicator's asynchronous error state, and how long the newest
+//     collective has been pending on the GPU: after an error or op_timeout it
+//     aborts the communicator (ncclCommAbort stops its kernels, so peers see
+//     the connections close), prints one line saying why and ends the process.
+// The launcher then stops the other ranks. Set-up is in nccl_init.cu.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
 
-#include "cuda/cuda_context.cuh"
+#include "cuda/nccl_init.cuh"
 
 namespace ddp::train::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string nccl_version() {
-  int code = 0;
-  ncclGetVersion(&code);
-  return std::to_string(code / 10000) + "." + std::to_string(code / 100 % 100) + "." + std::to_string(code % 100);
-}
-
-std::string seconds(std::chrono::milliseconds ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f s", ms.count() / 1000.0);
-  return text;
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
 }
 
 // Runs one NCCL call through NcclCollectives::nccl_call, which names it in errors.
@@ -48,18 +41,23 @@ std::string seconds(std::chrono::milliseconds ms) {
 
 class NcclCollectives final : public Collectives {
  public:
-  NcclCollectives(std::shared_ptr<CudaContext> context, ncclComm_t comm, const GpuBackendConfig& config)
+  NcclCollectives(std::shared_ptr<CudaContext> context, NcclComms comms, const GpuBackendConfig& config)
       : ctx_(std::move(context)),
-        comm_(comm),
+        comms_(comms),
+        comm_(comms.ops),
         rank_(config.rank),
         size_(config.world_size),
         op_timeout_(config.op_timeout),
         finalize_timeout_(config.init_timeout) {}
 
-  // The stream, the events and the watchdog; the communicator exists already.
+  // The stream, the events and the watchdog; the communicators exist already.
   Status start() {
     CUDA_TRY(cudaSetDevice(ctx_->device));
-    CUDA_TRY(cudaStreamCreateWithFlags(&comm_stream_, cudaStreamNonBlocking));
+    // Lower numbers are higher priorities: the greatest priority lets a
+    // bucket's reduction kernels start while the backward kernels queue.
+    int least = 0, greatest = 0;
+    CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    CUDA_TRY(cudaStreamCreateWithPriority(&comm_stream_, cudaStreamNonBlocking, greatest));
     // Timing off: these events only order streams, which is cheaper without it.
     CUDA_TRY(cudaEventCreateWithFlags(&compute_ready_, cudaEventDisableTiming));
     CUDA_TRY(cudaEventCreateWithFlags(&comm_done_, cudaEventDisableTiming));
@@ -69,34 +67,15 @@ class NcclCollectives final : public Collectives {
   }
 
   ~NcclCollectives() override {
-    // Let queued collectives finish while the watchdog still guards against a hang.
-    if (comm_stream_ && error_.empty()) cudaStreamSynchronize(comm_stream_);
-    if (watchdog_.joinable()) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        stop_ = true;
-      }
-      stop_cv_.notify_all();
-      watchdog_.join();
-    }
-    if (comm_) {
-      // ncclCommFinalize flushes the communicator's outstanding work; it too
-      // may wait for peers, hence the deadline and the abort as a fallback.
-      bool clean = error_.empty();
-      if (clean) {
-        ncclResult_t state = ncclCommFinalize(comm_);
-        const auto deadline = Clock::now() + finalize_timeout_;
-        while (state == ncclInProgress && Clock::now() < deadline) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(1));
-          if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) state = ncclInternalError;
-        }
-        clean = state == ncclSuccess;
-      }
-      if (clean)
-        ncclCommDestroy(comm_);
-      else
-        ncclCommAbort(comm_);
-    }
+    // Let queued collectives finish and the communicator flush while the
+    // watchdog still guards against a hang; then free what is left.
+    bool clean = error_.empty() && !aborted_;
+    if (clean && comm_stream_) clean = cudaStreamSynchronize(comm_stream_) == cudaSuccess;
+    if (clean && premul_ready_) clean = NCCL_CALL(ncclRedOpDestroy(premul_op_, comm_)).ok();
+    if (clean) clean = finalize(comm_);
+    stop_watchdog();
+    if (!aborted_) release(comm_, clean);
+    if (comms_.init != comm_) release(comms_.init, clean && finalize(comms_.init));
     if (watch_event_) cudaEventDestroy(watch_event_);
     if (comm_done_) cudaEventDestroy(comm_done_);
     if (compute_ready_) cudaEventDestroy(compute_ready_);
@@ -106,8 +85,8 @@ class NcclCollectives final : public Collectives {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override {
-    return "nccl " + nccl_version() + " (" + std::to_string(size_) + " rank" + (size_ == 1 ? "" : "s") +
-           ", cuda:" + std::to_string(ctx_->device) + ")";
+    return "nccl " + nccl_version_text() + " (" + std::to_string(size_) + " rank" + (size_ == 1 ? "" : "s") +
+           ", cuda:" + std::to_string(ctx_->device) + (comms_.blocking_ops ? "" : ", non-blocking calls") + ")";
   }
 
   Status broadcast(float* data, std::size_t count, int root) override {
@@ -141,35 +120,57 @@ class NcclCollectives final : public Collectives {
     return async_state();
   }
 
+  // A captured step (CUDA graph): its collectives are recorded, not run, so
+  // there is nothing on the comm stream to watch; watch_compute_stream()
+  // after each replay watches the whole step instead.
+  void set_capturing(bool capturing) override { capturing_ = capturing; }
+  Status watch_compute_stream() override {
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    CUDA_TRY(cudaEventRecord(watch_event_, ctx_->stream));
+    watch_since_ = Clock::now();
+    watch_armed_ = true;
+    return Ok{};
+  }
+
  private:
   // Runs one NCCL call under mu_ (the watchdog may abort the communicator,
-  // which frees it: no call may be inside NCCL then) and waits until NCCL has
-  // finished enqueueing it. The call returns Status: an error names the call.
+  // which frees it: no call may be inside NCCL then), telling the watchdog
+  // when it must have returned, and waits until NCCL has finished enqueueing
+  // it. The call returns Status: an error names the call.
   template <class Call>
   Status nccl_call(Call&& call, const char* text, const char* file, int line) {
     ncclResult_t result;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::timed_mutex> lock(mu_);
       if (aborted_) return fail("the NCCL communicator was aborted");
+      call_text_.store(text);
+      call_deadline_ns_.store(now_ns() + std::chrono::nanoseconds(op_timeout_).count());
       result = call();
+      call_deadline_ns_.store(kNoCall);
     }
     // nccl.h: with a non-blocking communicator a call may return
-    // ncclInProgress; the operation is then still being enqueued, and no other
-    // NCCL call may be made on the communicator (nor kernels queued on its
-    // stream) until ncclCommGetAsyncError stops answering ncclInProgress.
-    // The first collective can take seconds here (NCCL connects peers lazily).
+    // ncclInProgress (NCCL 2.28 then launches it from a thread of its own);
+    // no other NCCL call may be made on the communicator, nor kernels queued
+    // on its stream, until ncclCommGetAsyncError stops answering that. The
+    // first collective can take seconds here (NCCL connects peers lazily).
     const auto started = Clock::now();
     while (result == ncclInProgress) {
       const auto waited = Clock::now() - started;
-      if (waited > op_timeout_)
+      if (waited > op_timeout_) {
+        // NCCL's launch thread may still be working: abort the communicator
+        // now (stopping that thread and its kernels), or the teardown that
+        // follows this error could wait forever in cudaFree or a destroy.
+        abort_communicator();
         return fail(std::string("NCCL call ") + text + " at " + file + ":" + std::to_string(line) +
-                    " was still being enqueued after " + seconds(op_timeout_) +
-                    " (op_timeout); a peer probably died or the network failed (NCCL_DEBUG=INFO shows more)");
+                    " was still being enqueued after " + seconds_text(op_timeout_) +
+                    " (op_timeout); a peer probably died or the network failed (NCCL_DEBUG=INFO shows more); "
+                    "the communicator was aborted");
+      }
       if (waited > std::chrono::milliseconds(5))
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       else
         std::this_thread::yield();  // usually done within microseconds
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::timed_mutex> lock(mu_);
       if (aborted_) return fail("the NCCL communicator was aborted");
       ncclResult_t state = ncclSuccess;
       const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
@@ -191,17 +192,22 @@ class NcclCollectives final : public Collectives {
     if (prescale == 1.0f) return NCCL_CALL(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, comm_stream_));
     // Pre-multiplied sum: NCCL scales each rank's input inside the reduction
     // kernel, so averaging costs no extra pass over the buffer. The scalar is
-    // read before ncclRedOpCreatePreMulSum returns (ncclScalarHostImmediate),
-    // and nccl.h allows destroying the op "as soon as the last NCCL function
-    // which is given that operator returns": nccl_call has waited out
-    // ncclInProgress, so the all-reduce is fully enqueued by then.
-    ncclRedOp_t op;
-    if (Status s = NCCL_CALL(ncclRedOpCreatePreMulSum(&op, &prescale, ncclFloat, ncclScalarHostImmediate, comm_)); !s)
-      return s;
-    const Status reduced = NCCL_CALL(ncclAllReduce(data, data, count, ncclFloat, op, comm_, comm_stream_));
-    const Status destroyed = NCCL_CALL(ncclRedOpDestroy(op, comm_));
-    if (!reduced) return reduced;
-    return destroyed;
+    // copied when the operator is created (ncclScalarHostImmediate), so one
+    // operator serves every bucket of the run (the prescale is 1 / world
+    // size); it is destroyed with the communicator.
+    if (!premul_ready_ || premul_value_ != prescale) {
+      if (premul_ready_) {
+        premul_ready_ = false;
+        if (Status s = NCCL_CALL(ncclRedOpDestroy(premul_op_, comm_)); !s) return s;
+      }
+      if (Status s = NCCL_CALL(ncclRedOpCreatePreMulSum(&premul_op_, &prescale, ncclFloat, ncclScalarHostImmediate,
+                                                        comm_));
+          !s)
+        return s;
+      premul_ready_ = true;
+      premul_value_ = prescale;
+    }
+    return NCCL_CALL(ncclAllReduce(data, data, count, ncclFloat, premul_op_, comm_, comm_stream_));
   }
 
   // The comm stream waits (on the GPU) for everything queued on the compute
@@ -214,9 +220,10 @@ class NcclCollectives final : public Collectives {
   }
 
   // Marks the newest collective for the watchdog: an event behind it on the
-  // comm stream, and when it was queued.
+  // comm stream, and when it was queued. Not while a step is being captured.
   Status arm_watchdog() {
-    std::lock_guard<std::mutex> lock(mu_);
+    if (capturing_) return Ok{};
+    std::lock_guard<std::timed_mutex> lock(mu_);
     CUDA_TRY(cudaEventRecord(watch_event_, comm_stream_));
     watch_since_ = Clock::now();
     watch_armed_ = true;
@@ -234,7 +241,7 @@ class NcclCollectives final : public Collectives {
   Status async_state() {
     ncclResult_t state = ncclSuccess;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::lock_guard<std::timed_mutex> lock(mu_);
       if (aborted_) return fail("the NCCL communicator was aborted");
       const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
       if (query != ncclSuccess) state = query;
@@ -253,15 +260,61 @@ class NcclCollectives final : public Collectives {
     return failed;
   }
 
+  void abort_communicator() {
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    if (aborted_) return;
+    aborted_ = true;
+    ncclCommAbort(comm_);
+  }
+
+  // ncclCommFinalize flushes the communicator's outstanding work and may wait
+  // for peers: for a blocking communicator the watchdog bounds the call, for
+  // a non-blocking one the deadline here. True if it finished cleanly.
+  bool finalize(ncclComm_t comm) {
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    if (aborted_) return false;
+    call_text_.store("ncclCommFinalize");
+    call_deadline_ns_.store(now_ns() + std::chrono::nanoseconds(finalize_timeout_).count());
+    ncclResult_t state = ncclCommFinalize(comm);
+    call_deadline_ns_.store(kNoCall);
+    if (state == ncclInProgress) state = wait_until_ready(comm, Clock::now() + finalize_timeout_);
+    return state == ncclSuccess;
+  }
+
+  static void release(ncclComm_t comm, bool clean) {
+    if (!comm) return;
+    if (clean)
+      ncclCommDestroy(comm);
+    else
+      ncclCommAbort(comm);
+  }
+
+  void stop_watchdog() {
+    if (!watchdog_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lock(stop_mu_);
+      stop_ = true;
+    }
+    stop_cv_.notify_all();
+    watchdog_.join();
+  }
+
   void watch() {
     // The current device is per thread: without this, the first CUDA call here
     // would create a context on GPU 0, costing every rank memory on GPU 0.
     cudaSetDevice(ctx_->device);
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      stop_cv_.wait_for(lock, std::chrono::milliseconds(100));
-      if (stop_) break;
-
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> stop_lock(stop_mu_);
+        if (stop_cv_.wait_for(stop_lock, std::chrono::milliseconds(100), [this] { return stop_; })) return;
+      }
+      // 1. The main thread stuck inside an NCCL call (it holds mu_).
+      const std::int64_t deadline = call_deadline_ns_.load();
+      if (deadline != kNoCall && now_ns() > deadline) exit_stuck_call();
+      // 2. The communicator and the newest collective, with no call inside NCCL.
+      std::unique_lock<std::timed_mutex> lock(mu_, std::defer_lock);
+      if (!lock.try_lock_for(std::chrono::milliseconds(20))) continue;
+      if (aborted_) return;
       ncclResult_t state = ncclSuccess;
       const ncclResult_t query = ncclCommGetAsyncError(comm_, &state);
       if (query != ncclSuccess) state = query;
@@ -270,7 +323,6 @@ class NcclCollectives final : public Collectives {
         die_locked("error",
                    std::string(ncclGetErrorString(state)) + (last && *last ? std::string(" (") + last + ")" : ""));
       }
-
       if (!watch_armed_) continue;
       const cudaError_t done = cudaEventQuery(watch_event_);
       if (done == cudaSuccess) {
@@ -279,8 +331,8 @@ class NcclCollectives final : public Collectives {
         (void)cudaGetLastError();  // "not ready" is an answer, not an error: keep it out of this thread's error state
         const auto pending = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - watch_since_);
         if (pending > op_timeout_)
-          die_locked("timeout", "a collective has not completed after " + seconds(pending) + " (op_timeout " +
-                                    seconds(op_timeout_) + ")");
+          die_locked("timeout", "a collective has not completed after " + seconds_text(pending) + " (op_timeout " +
+                                    seconds_text(op_timeout_) + ")");
       } else {
         std::fprintf(stderr, "ddp-train: CUDA error (rank %d): %s (%s); the job stops\n", rank_,
                      cudaGetErrorString(done), cudaGetErrorName(done));
@@ -288,6 +340,17 @@ class NcclCollectives final : public Collectives {
         std::_Exit(1);
       }
     }
+  }
+
+  // The main thread is inside NCCL: no abort is allowed, so end the process
+  // (its sockets close, so the peers' NCCL sees the loss). Never returns.
+  [[noreturn]] void exit_stuck_call() {
+    std::fprintf(stderr,
+                 "ddp-train: NCCL timeout (rank %d): %s has not returned after %s (op_timeout); a peer probably "
+                 "died or the network failed; the job stops instead of hanging\n",
+                 rank_, call_text_.load(), seconds_text(op_timeout_).c_str());
+    std::fflush(nullptr);
+    std::_Exit(1);
   }
 
   // Called with mu_ held, so no other thread is inside NCCL. Never returns.
@@ -311,14 +374,17 @@ class NcclCollectives final : public Collectives {
     }).detach();
     ncclCommAbort(comm_);
     std::fputs(message, stderr);
-    std::fflush(stderr);
+    std::fflush(nullptr);
     // _Exit: no atexit handlers or static destructors, which could wait on the
     // GPU or on the main thread, which may be blocked inside CUDA right now.
     std::_Exit(1);
   }
 
+  static constexpr std::int64_t kNoCall = 0;
+
   std::shared_ptr<CudaContext> ctx_;  // the compute stream the collectives order after
-  ncclComm_t comm_;
+  const NcclComms comms_;
+  const ncclComm_t comm_;  // comms_.ops
   const int rank_;
   const int size_;
   const std::chrono::milliseconds op_timeout_;
@@ -328,15 +394,22 @@ class NcclCollectives final : public Collectives {
   cudaEvent_t compute_ready_ = nullptr;  // recorded on the compute stream before each collective
   cudaEvent_t comm_done_ = nullptr;      // recorded on the comm stream by finish_buckets()
   std::string error_;                    // the first failure; main thread only
+  bool capturing_ = false;               // main thread only
+  ncclRedOp_t premul_op_{};              // main thread only
+  float premul_value_ = 0.0f;
+  bool premul_ready_ = false;
 
   // Shared with the watchdog thread.
-  std::mutex mu_;  // held around every NCCL call and watch_* access
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
+  std::timed_mutex mu_;  // held around every NCCL call and watch_* access
+  std::atomic<std::int64_t> call_deadline_ns_{kNoCall};  // the NCCL call in progress must return by then
+  std::atomic<const char*> call_text_{""};
   bool aborted_ = false;
-  cudaEvent_t watch_event_ = nullptr;  // behind the newest collective on the comm stream
+  cudaEvent_t watch_event_ = nullptr;  // behind the newest collective (or captured step)
   Clock::time_point watch_since_;
   bool watch_armed_ = false;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
   std::thread watchdog_;
 };
 
@@ -346,71 +419,9 @@ class NcclCollectives final : public Collectives {
 
 Result<std::unique_ptr<Collectives>> make_nccl_collectives(std::shared_ptr<CudaContext> context,
                                                            const GpuBackendConfig& config) {
-  const auto deadline = Clock::now() + config.init_timeout;
-  const int rank = config.rank;
-  const int world = config.world_size;
-  const std::string who = "rank " + std::to_string(rank) + " of " + std::to_string(world);
-  if (world < 1 || rank < 0 || rank >= world) return fail("invalid NCCL rank: " + who);
-  if (world > 1 && !config.store)
-    return fail("NCCL with several ranks needs the rendezvous store (a bug in ddp-train)");
-  CUDA_TRY(cudaSetDevice(context->device));  // NCCL binds the communicator to the current device
-
-  // Rank 0 creates the unique id (it also starts NCCL's bootstrap listener on
-  // rank 0's node) and publishes it; the others fetch it.
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof id);
-  if (rank == 0) {
-    const ncclResult_t r = ncclGetUniqueId(&id);
-    if (r != ncclSuccess) return fail(nccl_error_text(r, nullptr, "ncclGetUniqueId(&id)", __FILE__, __LINE__));
-    if (config.store) {
-      const Status published =
-          config.store->set(config.nccl_id_key, Bytes(id.internal, id.internal + sizeof id.internal));
-      if (!published) return fail("could not publish the NCCL unique id in the rendezvous store: " + published.error());
-    }
-  } else {
-    const Result<Bytes> bytes = config.store->get(config.nccl_id_key, config.init_timeout);
-    if (!bytes)
-      return fail(who + " got no NCCL unique id from rank 0 (store key " + config.nccl_id_key + "): " + bytes.error() +
-                  "; rank 0 probably failed before creating it, see its output");
-    if (bytes->size() != sizeof id.internal)
-      return fail("the NCCL unique id in the store has " + std::to_string(bytes->size()) + " bytes, not " +
-                  std::to_string(sizeof id.internal) + ": do all nodes run the same ddp-train and NCCL?");
-    std::memcpy(id.internal, bytes->data(), sizeof id.internal);
-  }
-
-  // Non-blocking: ncclCommInitRankConfig returns at once and the connection
-  // set-up runs in the background, so we can give up at our deadline with
-  // ncclCommAbort instead of waiting forever (NVIDIA/nccl issue #289).
-  ncclConfig_t nccl_config = NCCL_CONFIG_INITIALIZER;
-  nccl_config.blocking = 0;
-  ncclComm_t comm = nullptr;
-  ncclResult_t state = ncclCommInitRankConfig(&comm, world, id, rank, &nccl_config);
-  if (state != ncclSuccess && state != ncclInProgress) {
-    const std::string text = nccl_error_text(state, comm, "ncclCommInitRankConfig", __FILE__, __LINE__);
-    if (comm) ncclCommAbort(comm);
-    return fail("could not create the NCCL communicator (" + who + "): " + text);
-  }
-  if (!comm) return fail("ncclCommInitRankConfig returned no communicator (" + who + ")");
-  while (state == ncclInProgress) {
-    if (Clock::now() > deadline) {
-      ncclCommAbort(comm);
-      return fail("the NCCL communicator (" + who + ") was not ready within the init timeout of " +
-                  seconds(config.init_timeout) +
-                  ": a peer never started or died before joining, or the nodes cannot reach each other (check "
-                  "NCCL_SOCKET_IFNAME names an interface every node has, and firewalls; NCCL_DEBUG=INFO shows what "
-                  "NCCL tried)");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    const ncclResult_t query = ncclCommGetAsyncError(comm, &state);
-    if (query != ncclSuccess) state = query;
-  }
-  if (state != ncclSuccess) {
-    const std::string text = nccl_error_text(state, comm, "ncclCommInitRankConfig", __FILE__, __LINE__);
-    ncclCommAbort(comm);
-    return fail("could not create the NCCL communicator (" + who + "): " + text);
-  }
-
-  auto collectives = std::make_unique<NcclCollectives>(std::move(context), comm, config);
+  Result<NcclComms> comms = create_nccl_comms(*context, config);
+  if (!comms) return fail(comms.error());
+  auto collectives = std::make_unique<NcclCollectives>(std::move(context), *comms, config);
   const Status started = collectives->start();  // on failure the destructor frees what exists
   if (!started) return fail(started.error());
   return std::unique_ptr<Collectives>(std::move(collectives));

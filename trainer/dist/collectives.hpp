@@ -33,6 +33,13 @@ class Collectives {
   virtual void start_bucket(float* data, std::size_t count, float prescale) = 0;
   virtual Status finish_buckets() = 0;
 
+  // CUDA graphs (train/step.cpp): while a step is being captured its
+  // collectives are recorded, not run, so a backend that watches pending work
+  // must not wait for them; after each replay of the captured step it is told
+  // to watch the compute stream, which holds the whole step. No-ops elsewhere.
+  virtual void set_capturing(bool capturing) { (void)capturing; }
+  virtual Status watch_compute_stream() { return Ok{}; }
+
   // Where the flat gradient buffer (all buckets) should live. A backend that
   // reduces in place across processes (shared memory between the ranks of a
   // node) hands out its own memory so buckets need no copy; nullptr = the

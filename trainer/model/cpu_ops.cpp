@@ -37,9 +37,12 @@ class CpuOps final : public Ops {
   void download(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
   void download_async(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
   void synchronize() override {}
+  void fence(int) override {}
+  void wait_fence(int) override {}
 
   void fill(float* x, float value, std::size_t n) override { std::fill(x, x + n, value); }
   void copy(float* dst, const float* src, std::size_t n) override { std::copy(src, src + n, dst); }
+  void copy_int(int* dst, const int* src, std::size_t n) override { std::copy(src, src + n, dst); }
   void scale(float* x, float factor, std::size_t n) override {
     for (std::size_t i = 0; i < n; ++i) x[i] *= factor;
   }
@@ -97,8 +100,8 @@ class CpuOps final : public Ops {
     for (std::size_t i = 0; i < n; ++i) sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
   }
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
-            float eps, int step) override {
-    const AdamBias bias = adam_bias(beta1, beta2, step);
+            float eps, int* step) override {
+    const AdamBias bias = adam_bias(beta1, beta2, ++*step);
     for (std::size_t i = 0; i < n; ++i) adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
   }
 

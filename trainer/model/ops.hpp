@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include "ddp/result.hpp"
+
 namespace ddp::train {
 
 class Ops {
@@ -34,12 +36,27 @@ class Ops {
   virtual void upload(float* dst, const float* host_src, std::size_t n) = 0;
   virtual void upload_int(int* dst, const int* host_src, std::size_t n) = 0;
   virtual void download(float* host_dst, const float* src, std::size_t n) = 0;
-  // Enqueues a copy into alloc_host() memory; valid after synchronize().
+  // Enqueues a copy into alloc_host() memory; valid after synchronize(), or
+  // after wait_fence(f) for a fence(f) placed behind it.
   virtual void download_async(float* host_dst, const float* src, std::size_t n) = 0;
   virtual void synchronize() = 0;
+  // A marker behind the work queued so far (slot < kFences), and a wait for
+  // it alone: the host can wait for step s while step s + 1 is already queued.
+  static constexpr int kFences = 2;
+  virtual void fence(int slot) = 0;
+  virtual void wait_fence(int slot) = 0;
+
+  // Step capture (CUDA graphs): the work enqueued between begin_capture() and
+  // end_capture() is recorded instead of run, and replay() runs it again with
+  // the same pointers and scalars. begin_capture() returns false where a
+  // backend cannot capture (the CPU), and the caller runs every step eagerly.
+  virtual bool begin_capture() { return false; }
+  virtual Status end_capture() { return fail("this backend cannot capture work"); }
+  virtual void replay() {}
 
   virtual void fill(float* x, float value, std::size_t n) = 0;
   virtual void copy(float* dst, const float* src, std::size_t n) = 0;
+  virtual void copy_int(int* dst, const int* src, std::size_t n) = 0;
   virtual void scale(float* x, float factor, std::size_t n) = 0;
   virtual void add(float* acc, const float* x, std::size_t n) = 0;  // acc += x
 
@@ -71,8 +88,11 @@ class Ops {
 
   // Optimizers, elementwise over flat parameter buffers (model/kernels.hpp).
   virtual void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) = 0;
+  // Adam counts its steps in ops memory: *step (one int) is incremented, then
+  // step *step is applied. Kept on the device, the count needs no upload per
+  // step, so a captured step replays with the right bias corrections.
   virtual void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
-                    float eps, int step) = 0;
+                    float eps, int* step) = 0;
 };
 
 std::unique_ptr<Ops> make_cpu_ops(int threads);

@@ -18,6 +18,7 @@
 #include "model/model.hpp"
 #include "train/metrics.hpp"
 #include "train/snapshot.hpp"
+#include "train/step.hpp"
 
 namespace ddp::train {
 namespace {
@@ -37,16 +38,6 @@ std::string fmt_rate(double v) {
   std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
-
-// Data a run keeps in ops memory (host for the CPU, device for CUDA).
-struct DeviceSplit {
-  std::size_t rows = 0;
-  int width = 0;
-  float* features = nullptr;
-  int* labels = nullptr;   // classification
-  float* targets = nullptr;  // regression
-  int target_width = 0;
-};
 
 DeviceSplit upload_split(Ops& ops, const Dataset& d) {
   DeviceSplit s;
@@ -150,10 +141,12 @@ int run_training(const TrainOptions& o) {
                              "MASTER_PORT): run it under ddp-agent --nproc 1, srun --ddp or torchrun");
     GpuBackendConfig config;
     config.local_rank = id.local_rank;
+    config.local_world_size = id.local_world_size;
     config.rank = id.rank;
     config.world_size = id.world_size;
     config.store = session->store.get();
-    config.nccl_id_key = session->key("nccl/unique_id");
+    config.store_prefix = session->key("nccl/");
+    config.ops = o.nccl_ops == "nonblocking" ? NcclOps::nonblocking : NcclOps::blocking;
     config.init_timeout = std::chrono::seconds(o.bootstrap_timeout_s);
     config.op_timeout = std::chrono::seconds(o.comm_timeout_s);
     auto gpu = make_gpu_backend(config);
@@ -164,6 +157,7 @@ int run_training(const TrainOptions& o) {
   } else {
     return die("--device " + o.device + ": use cpu or cuda");
   }
+  if (o.cuda_graph && o.device != "cuda") return die("--cuda-graph needs --device cuda");
 
   spdlog::info("{} on {} rank(s) [{}], {}, lr {}, global batch {} ({} per rank x {} accumulation step(s))",
                spec->describe(), world, comm->name(), optimizer, lr, o.batch_size, micro, o.accum_steps);
@@ -269,21 +263,11 @@ int run_training(const TrainOptions& o) {
   int* y_labels = ops->alloc_int(std::size_t(max_batch));
   float* y_targets = train.target_width > 0 ? ops->alloc(std::size_t(max_batch) * train.target_width) : nullptr;
   float* eval_acc = ops->alloc(2);
-  float* control = ops->alloc_host(ParamLayout::kControlSlots);
-  float* loss_slot = grads + layout.control_offset;
-  float* stop_slot = loss_slot + 1;
 
   auto gather = [&](const DeviceSplit& split, const int* index, int rows) {
     ops->gather_rows(split.features, index, rows, split.width, x);
     if (split.labels) ops->gather_labels(split.labels, index, rows, y_labels);
     if (split.targets) ops->gather_rows(split.targets, index, rows, split.target_width, y_targets);
-  };
-  auto loss = [&](int rows, float scale, float* acc) {
-    if (spec->loss == LossKind::cross_entropy)
-      ops->cross_entropy(model.output(), y_labels, model.output_grad(), rows, spec->dims.back(), scale, acc);
-    else
-      ops->mse(model.output(), spec->kind == ModelKind::autoencoder ? x : y_targets, model.output_grad(),
-               std::size_t(rows) * spec->dims.back(), scale, acc);
   };
 
   int snapshots_written = 0;
@@ -340,7 +324,17 @@ int run_training(const TrainOptions& o) {
   double test_metric = std::nan("");
   const std::size_t steps_per_epoch = (per_rank + std::size_t(micro) * o.accum_steps - 1) /
                                       (std::size_t(micro) * o.accum_steps);
-  const float prescale = 1.0f / float(world);  // pre-divide, then SUM: the average over ranks
+  // Adam's step count lives in ops memory (Ops::adam); the host keeps its own
+  // copy (adam_step) for snapshots, and both count every step.
+  int* adam_count = ops->alloc_int(1);
+  ops->upload_int(adam_count, &adam_step, 1);
+  StepProgram program(*ops, *comm, model, layout, train_d, BatchBuffers{x, y_labels, y_targets}, grads,
+                      OptimizerState{optimizer == "adam", lr, o.momentum, o.beta1, o.beta2, o.eps, opt_a, opt_b,
+                                     adam_count},
+                      StepProgram::Shape{micro, o.accum_steps, 1.0f / float(world),  // pre-divide, then SUM
+                                         o.cuda_graph});
+  StepReadback readback(*ops, program.control_slots());
+  if (o.device == "cuda") spdlog::info("training steps: {}", program.describe());
   bool stop = false;
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     const std::vector<std::size_t> indices = distributed_indices(sampler, std::uint64_t(epoch));
@@ -351,7 +345,21 @@ int run_training(const TrainOptions& o) {
     double epoch_samples = 0;
     const auto epoch_start = Clock::now();
     const std::size_t first_step = epoch == start_epoch ? std::size_t(start_step_in_epoch) : 0;
-    for (std::size_t step = first_step; step < steps_per_epoch; ++step) {
+    // What the host learns from a step arrives one step late (StepReadback):
+    // a stop request seen after step s is acted on after step s + 1, on every
+    // rank alike, at the position the loop has reached then.
+    auto on_step_result = [&](const StepControl& result, int next_epoch, long long next_step) {
+      loss_sum += result.loss;
+      ++loss_steps;
+      if (!result.stop) return;
+      spdlog::info("SIGUSR1 (preemption warning): saving at global step {}", global_step);
+      save_snapshot(next_epoch, next_step, "on SIGUSR1");
+      if (o.on_preempt == "exit") {
+        spdlog::info("exiting after the snapshot (--on-preempt exit); the next run resumes from it");
+        stop = true;
+      }
+    };
+    for (std::size_t step = first_step; step < steps_per_epoch && !stop; ++step) {
       if (global_step == o.crash_at_step && id.attempt == 0 &&
           id.rank == (o.crash_rank >= 0 ? o.crash_rank : world - 1)) {
         std::fprintf(stderr, "ddp-train: fault injection: rank %d kills itself with SIGKILL at step %lld\n",
@@ -361,55 +369,21 @@ int run_training(const TrainOptions& o) {
       }
       const std::size_t begin = step * std::size_t(micro) * o.accum_steps;
       const std::size_t step_rows = std::min(per_rank - begin, std::size_t(micro) * o.accum_steps);
-      ops->fill(grads, 0.0f, layout.total);
-      for (std::size_t done = 0; done < step_rows;) {
-        const int rows = int(std::min<std::size_t>(micro, step_rows - done));
-        const bool last_micro = done + std::size_t(rows) == step_rows;
-        const int* index = epoch_index + begin + done;
-        gather(train_d, index, rows);
-        model.forward(x, rows);
-        // Accumulation: each micro-batch's mean loss weighs by its share of
-        // the step, so K micro-batches equal one batch of K times the rows.
-        loss(rows, float(rows) / float(step_rows), loss_slot);
-        if (last_micro) ops->fill(stop_slot, g_preempt_requested ? 1.0f : 0.0f, 1);
-        std::size_t next_bucket = 0;
-        model.backward(x, rows, grads, [&](int layer) {
-          // no_sync for all but the last micro-batch: reduce once per step.
-          if (!last_micro) return;
-          while (next_bucket < layout.buckets.size() && layout.buckets[next_bucket].ready_after_layer == layer) {
-            const Bucket& b = layout.buckets[next_bucket++];
-            comm->start_bucket(grads + b.offset, b.count, prescale);
-          }
-        });
-        done += std::size_t(rows);
-      }
-      if (auto st = comm->finish_buckets(); !st) return die(st.error());
+      // A SIGUSR1 is sent with the next step, once: every rank learns of it
+      // through that step's all-reduce.
+      const bool stop_request = g_preempt_requested != 0;
+      if (stop_request) g_preempt_requested = 0;
+      if (auto st = program.run(epoch_index + begin, step_rows, stop_request); !st) return die(st.error());
       ++adam_step;
-      if (optimizer == "adam")
-        ops->adam(model.parameters(), opt_a, opt_b, grads, layout.parameters, lr, o.beta1, o.beta2, o.eps, adam_step);
-      else
-        ops->sgd_momentum(model.parameters(), opt_a, grads, layout.parameters, lr, o.momentum);
       ++global_step;
-      // The step's boundary: the reduced loss and stop flag come back to the host.
-      ops->download_async(control, loss_slot, ParamLayout::kControlSlots);
-      ops->synchronize();
-      loss_sum += control[0];
-      ++loss_steps;
       epoch_samples += double(step_rows) * world;
-      if (control[1] > 0) {  // some rank got SIGUSR1: all ranks see it at this same step
-        g_preempt_requested = 0;
-        const bool last = step + 1 == steps_per_epoch;
-        spdlog::info("SIGUSR1 (preemption warning): saving at global step {}", global_step);
-        save_snapshot(last ? epoch + 1 : epoch, last ? 0 : (long long)(step + 1), "on SIGUSR1");
-        if (o.on_preempt == "exit") {
-          spdlog::info("exiting after the snapshot (--on-preempt exit); the next run resumes from it");
-          stop = true;
-          break;
-        }
-      }
-      if (o.save_every_steps > 0 && global_step % o.save_every_steps == 0 && step + 1 < steps_per_epoch)
+      const bool last = step + 1 == steps_per_epoch;
+      if (auto previous = readback.post_and_take_previous())
+        on_step_result(*previous, last ? epoch + 1 : epoch, last ? 0 : (long long)(step + 1));
+      if (!stop && o.save_every_steps > 0 && global_step % o.save_every_steps == 0 && !last)
         save_snapshot(epoch, (long long)(step + 1), "periodic");
     }
+    if (auto newest = readback.drain()) on_step_result(*newest, epoch + 1, 0);
     if (stop) break;
     const double epoch_seconds = seconds_since(epoch_start);
     train_seconds += epoch_seconds;
@@ -483,9 +457,9 @@ int run_training(const TrainOptions& o) {
   if (!shared_grads) ops->release(grads);
   for (void* p : {static_cast<void*>(opt_a), static_cast<void*>(opt_b),
                   static_cast<void*>(epoch_index), static_cast<void*>(test_index), static_cast<void*>(x),
-                  static_cast<void*>(y_labels), static_cast<void*>(y_targets), static_cast<void*>(eval_acc)})
+                  static_cast<void*>(y_labels), static_cast<void*>(y_targets), static_cast<void*>(eval_acc),
+                  static_cast<void*>(adam_count)})
     if (p) ops->release(p);
-  ops->release_host(control);
   release_split(*ops, train_d);
   release_split(*ops, test_d);
   return 0;

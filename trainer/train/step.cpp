@@ -1,0 +1,140 @@
+#include "train/step.hpp"
+
+#include <algorithm>
+
+namespace ddp::train {
+
+StepProgram::StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamLayout& layout,
+                         const DeviceSplit& train, const BatchBuffers& batch, float* grads,
+                         const OptimizerState& optimizer, Shape shape)
+    : ops_(ops),
+      comm_(comm),
+      model_(model),
+      layout_(layout),
+      train_(train),
+      batch_(batch),
+      grads_(grads),
+      opt_(optimizer),
+      shape_(shape) {
+  step_index_ = ops_.alloc_int(std::size_t(shape_.micro) * shape_.accum_steps);
+  stop_request_ = ops_.alloc(1);
+  graph_wanted_ = shape_.cuda_graph;
+}
+
+StepProgram::~StepProgram() {
+  ops_.release(step_index_);
+  ops_.release(stop_request_);
+}
+
+const float* StepProgram::control_slots() const { return grads_ + layout_.control_offset; }
+
+std::string StepProgram::describe() const {
+  if (!graph_wanted_) return "eager";
+  return captured_ ? "cuda graph (captured)" : "cuda graph (captured at the second full step)";
+}
+
+Status StepProgram::run(const int* indices, std::size_t rows, bool stop_requested) {
+  ops_.copy_int(step_index_, indices, rows);
+  ops_.fill(stop_request_, stop_requested ? 1.0f : 0.0f, 1);
+  const bool full = rows == std::size_t(shape_.micro) * shape_.accum_steps;
+  if (!graph_wanted_ || !full) return enqueue(rows);
+  if (!captured_) {
+    if (!warmed_up_) {
+      warmed_up_ = true;
+      return enqueue(rows);
+    }
+    if (!ops_.begin_capture()) {  // this backend cannot capture: eager from now on
+      graph_wanted_ = false;
+      return enqueue(rows);
+    }
+    comm_.set_capturing(true);
+    const Status recorded = enqueue(rows);
+    const Status made = ops_.end_capture();  // always ends the capture, also after an error
+    comm_.set_capturing(false);
+    if (!recorded) return recorded;
+    if (!made) return fail("could not capture the training step into a CUDA graph: " + made.error() +
+                           "; run without --cuda-graph");
+    captured_ = true;
+  }
+  ops_.replay();  // the captured step was recorded, not run: this runs it
+  return comm_.watch_compute_stream();
+}
+
+void StepProgram::loss(int rows, float scale) {
+  float* loss_slot = grads_ + layout_.control_offset;
+  const ModelSpec& spec = model_.spec();
+  if (spec.loss == LossKind::cross_entropy)
+    ops_.cross_entropy(model_.output(), batch_.labels, model_.output_grad(), rows, spec.dims.back(), scale, loss_slot);
+  else
+    ops_.mse(model_.output(), spec.kind == ModelKind::autoencoder ? batch_.x : batch_.targets, model_.output_grad(),
+             std::size_t(rows) * spec.dims.back(), scale, loss_slot);
+}
+
+Status StepProgram::enqueue(std::size_t step_rows) {
+  ops_.fill(grads_, 0.0f, layout_.total);
+  for (std::size_t done = 0; done < step_rows;) {
+    const int rows = int(std::min<std::size_t>(shape_.micro, step_rows - done));
+    const bool last_micro = done + std::size_t(rows) == step_rows;
+    const int* index = step_index_ + done;
+    ops_.gather_rows(train_.features, index, rows, train_.width, batch_.x);
+    if (train_.labels) ops_.gather_labels(train_.labels, index, rows, batch_.labels);
+    if (train_.targets) ops_.gather_rows(train_.targets, index, rows, train_.target_width, batch_.targets);
+    model_.forward(batch_.x, rows);
+    // Accumulation: each micro-batch's mean loss weighs by its share of the
+    // step, so K micro-batches equal one batch of K times the rows.
+    loss(rows, float(rows) / float(step_rows));
+    if (last_micro) ops_.copy(grads_ + layout_.control_offset + 1, stop_request_, 1);
+    std::size_t next_bucket = 0;
+    model_.backward(batch_.x, rows, grads_, [&](int layer) {
+      // no_sync for all but the last micro-batch: reduce once per step.
+      if (!last_micro) return;
+      while (next_bucket < layout_.buckets.size() && layout_.buckets[next_bucket].ready_after_layer == layer) {
+        const Bucket& b = layout_.buckets[next_bucket++];
+        comm_.start_bucket(grads_ + b.offset, b.count, shape_.prescale);
+      }
+    });
+    done += std::size_t(rows);
+  }
+  if (Status st = comm_.finish_buckets(); !st) return st;
+  if (opt_.adam)
+    ops_.adam(model_.parameters(), opt_.a, opt_.b, grads_, layout_.parameters, opt_.lr, opt_.beta1, opt_.beta2,
+              opt_.eps, opt_.adam_count);
+  else
+    ops_.sgd_momentum(model_.parameters(), opt_.a, grads_, layout_.parameters, opt_.lr, opt_.momentum);
+  return Ok{};
+}
+
+// ---------------------------------------------------------------------------
+
+StepReadback::StepReadback(Ops& ops, const float* slots) : ops_(ops), slots_(slots) {
+  host_ = ops_.alloc_host(std::size_t(Ops::kFences) * ParamLayout::kControlSlots);
+}
+
+StepReadback::~StepReadback() {
+  ops_.synchronize();  // no copy may still be writing into host_
+  ops_.release_host(host_);
+}
+
+std::optional<StepControl> StepReadback::post_and_take_previous() {
+  const int slot = int(posted_ % Ops::kFences);  // its previous user was taken already
+  ops_.download_async(host_ + std::size_t(slot) * ParamLayout::kControlSlots, slots_, ParamLayout::kControlSlots);
+  ops_.fence(slot);
+  ++posted_;
+  if (posted_ - taken_ < 2) return std::nullopt;
+  return take();
+}
+
+std::optional<StepControl> StepReadback::drain() {
+  if (taken_ == posted_) return std::nullopt;
+  return take();
+}
+
+StepControl StepReadback::take() {
+  const int slot = int(taken_ % Ops::kFences);
+  ops_.wait_fence(slot);
+  ++taken_;
+  const float* values = host_ + std::size_t(slot) * ParamLayout::kControlSlots;
+  return StepControl{values[0], values[1] > 0};
+}
+
+}  // namespace ddp::train

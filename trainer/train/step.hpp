@@ -1,0 +1,127 @@
+// One optimizer step as device work, and what the host learns from it.
+//
+// StepProgram enqueues a step the same way whether it runs at once or is
+// captured into a CUDA graph and replayed: every pointer and scalar it uses is
+// fixed for the run, and what changes from step to step lives in ops memory
+// and is written just before the step (the rows' sample indices, the stop
+// request; Adam counts its own steps on the device). On an H100 the MLP's step
+// is a few dozen kernels of a few microseconds each: launched one by one the
+// host, not the GPU, sets the pace; replayed as one graph it does not.
+//
+// StepReadback brings each step's reduced loss and stop flag to the host one
+// step late, so the host never drains the GPU between steps.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "ddp/result.hpp"
+#include "dist/collectives.hpp"
+#include "model/model.hpp"
+#include "model/ops.hpp"
+
+namespace ddp::train {
+
+// A data split in ops memory (host for the CPU, device for CUDA).
+struct DeviceSplit {
+  std::size_t rows = 0;
+  int width = 0;
+  float* features = nullptr;
+  int* labels = nullptr;     // classification
+  float* targets = nullptr;  // regression
+  int target_width = 0;
+};
+
+struct OptimizerState {
+  bool adam = false;  // else SGD with momentum
+  float lr = 0.0f;
+  float momentum = 0.9f;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  float* a = nullptr;         // sgd: velocity; adam: first moment
+  float* b = nullptr;         // adam: second moment
+  int* adam_count = nullptr;  // adam: steps taken, in ops memory
+};
+
+// The batch buffers a step gathers into (shared with evaluation).
+struct BatchBuffers {
+  float* x = nullptr;
+  int* labels = nullptr;
+  float* targets = nullptr;
+};
+
+class StepProgram {
+ public:
+  struct Shape {
+    int micro = 0;        // rows per rank per micro-batch
+    int accum_steps = 1;  // micro-batches per step
+    float prescale = 1.0f;  // gradients are multiplied by it, then summed over ranks
+    bool cuda_graph = false;
+  };
+  StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamLayout& layout, const DeviceSplit& train,
+              const BatchBuffers& batch, float* grads, const OptimizerState& optimizer, Shape shape);
+  ~StepProgram();
+  StepProgram(const StepProgram&) = delete;
+  StepProgram& operator=(const StepProgram&) = delete;
+
+  // One step over `rows` rows whose sample indices start at `indices` (ops
+  // memory), then the optimizer. Full steps replay the captured graph when
+  // --cuda-graph is on (capturing it at the second full step: the first
+  // connects NCCL's peers and lets cuBLAS settle, outside any capture); a
+  // short last step of an epoch always runs eagerly.
+  Status run(const int* indices, std::size_t rows, bool stop_requested);
+
+  const float* control_slots() const;  // the reduced loss and stop flag of the newest step
+  // "cuda graph (captured at step 2)", "eager": for the start-up log.
+  std::string describe() const;
+
+ private:
+  Status enqueue(std::size_t rows);
+  void loss(int rows, float scale);
+
+  Ops& ops_;
+  Collectives& comm_;
+  Model& model_;
+  const ParamLayout& layout_;
+  DeviceSplit train_;
+  BatchBuffers batch_;
+  float* grads_;
+  OptimizerState opt_;
+  Shape shape_;
+  int* step_index_ = nullptr;     // this step's sample indices (micro x accum ints)
+  float* stop_request_ = nullptr;  // 1 if this rank asks every rank to stop, else 0
+  bool graph_wanted_ = false;
+  bool warmed_up_ = false;
+  bool captured_ = false;
+};
+
+struct StepControl {
+  double loss = 0;    // the step's loss, averaged over ranks
+  bool stop = false;  // some rank asked to stop (SIGUSR1) in that step
+};
+
+class StepReadback {
+ public:
+  // `slots`: kControlSlots floats in ops memory, reduced with the last bucket.
+  StepReadback(Ops& ops, const float* slots);
+  ~StepReadback();
+  StepReadback(const StepReadback&) = delete;
+  StepReadback& operator=(const StepReadback&) = delete;
+
+  // Just after a step is queued: queues the copy of its slots, and returns
+  // the previous step's, waiting for that step alone (none after the first).
+  std::optional<StepControl> post_and_take_previous();
+  // The newest posted step's, if not taken yet (end of epoch, before evaluation).
+  std::optional<StepControl> drain();
+
+ private:
+  StepControl take();
+
+  Ops& ops_;
+  const float* slots_;
+  float* host_;  // Ops::kFences copies of the slots, page-locked
+  long long posted_ = 0;
+  long long taken_ = 0;
+};
+
+}  // namespace ddp::train
