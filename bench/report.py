@@ -139,6 +139,16 @@ plot "{data}" using 1:2 with linespoints title "shared memory", "{data}" using 1
     if os.path.exists(sj):
         body += scale_section(json.load(open(sj)), r, lines)
 
+    # --- GPU: the kit's table from a device run (tests/gpu/README.md), copied here as it came back
+    gk = os.path.join(r, "gpu-kit-results.md")
+    body += ["## GPU (the GPU kit)", ""]
+    if os.path.exists(gk):
+        body += [open(gk).read().split("\n", 1)[1].strip(), ""]
+    else:
+        body += ["Not measured yet: no GPU has run the kit. A session lent a GPU runs `tests/gpu/kit.sh` here and "
+                 "the device call of tests/gpu/README.md there, and copies the `gpu-kit-results.md` it returns to "
+                 "bench/results/.", ""]
+
     with open(os.path.join(r, "RESULTS.md"), "w") as f:
         f.write("\n".join(lines + [""] + body) + "\n")
 

@@ -7,7 +7,7 @@
 #   run-gpu.sh                 # on a GPU machine: all checks and benchmarks
 #   run-gpu.sh --device cpu    # no GPU: the kit loads and trains on the CPU
 #
-# Options: --epochs N (benchmarks, default 5), --python PATH (the peer's
+# Options: --epochs N (benchmarks, default 4), --python PATH (the peer's
 # PyTorch; default: $PYTHON, else python3). Environment: OUT (results; default
 # a new /tmp directory), DDP_CUDA_LIBS (a colon list of directories holding
 # libcublas.so.13, libcublasLt.so.13 and libnccl.so.2; default: the Python
@@ -16,7 +16,7 @@
 set -uo pipefail
 kit=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 device=cuda
-epochs=5
+epochs=4
 python=${PYTHON:-python3}
 while (($#)); do
   case $1 in

@@ -259,6 +259,12 @@ class CudaOps final : public Ops {
     return Ok{};
   }
   void replay() override { CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_)); }
+  void drop_capture() override {
+    if (!graph_exec_) return;
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // no replay may still run
+    CUDA_CHECK(cudaGraphExecDestroy(graph_exec_));
+    graph_exec_ = nullptr;
+  }
 
   void fill(float* x, float value, std::size_t n) override {
     if (n == 0) return;

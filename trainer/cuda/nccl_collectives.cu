@@ -143,8 +143,7 @@ class NcclCollectives final : public Collectives {
     {
       std::lock_guard<std::timed_mutex> lock(mu_);
       if (aborted_) return fail("the NCCL communicator was aborted");
-      call_text_.store(text);
-      call_deadline_ns_.store(now_ns() + std::chrono::nanoseconds(op_timeout_).count());
+      begin_call(text, op_timeout_);
       result = call();
       call_deadline_ns_.store(kNoCall);
     }
@@ -273,20 +272,37 @@ class NcclCollectives final : public Collectives {
   bool finalize(ncclComm_t comm) {
     std::lock_guard<std::timed_mutex> lock(mu_);
     if (aborted_) return false;
-    call_text_.store("ncclCommFinalize");
-    call_deadline_ns_.store(now_ns() + std::chrono::nanoseconds(finalize_timeout_).count());
+    begin_call("ncclCommFinalize", finalize_timeout_);
     ncclResult_t state = ncclCommFinalize(comm);
     call_deadline_ns_.store(kNoCall);
     if (state == ncclInProgress) state = wait_until_ready(comm, Clock::now() + finalize_timeout_);
     return state == ncclSuccess;
   }
 
-  static void release(ncclComm_t comm, bool clean) {
+  // Tells the watchdog that the main thread enters NCCL with `text`, which
+  // must return within `limit` (call with mu_ held).
+  void begin_call(const char* text, std::chrono::milliseconds limit) {
+    call_text_.store(text);
+    call_limit_ms_.store(limit.count());
+    call_deadline_ns_.store(now_ns() + std::chrono::nanoseconds(limit).count());
+  }
+
+  // At teardown, with the watchdog gone: an abort that hangs (peers gone in
+  // the middle of a finalize) must still not keep the process alive.
+  void release(ncclComm_t comm, bool clean) {
     if (!comm) return;
-    if (clean)
+    if (clean) {
       ncclCommDestroy(comm);
-    else
-      ncclCommAbort(comm);
+      return;
+    }
+    const int rank = rank_;
+    std::thread([rank] {
+      std::this_thread::sleep_for(std::chrono::seconds(10));
+      std::fprintf(stderr, "ddp-train: NCCL (rank %d): ncclCommAbort did not return within 10 s at exit\n", rank);
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }).detach();
+    ncclCommAbort(comm);
   }
 
   void stop_watchdog() {
@@ -346,9 +362,9 @@ class NcclCollectives final : public Collectives {
   // (its sockets close, so the peers' NCCL sees the loss). Never returns.
   [[noreturn]] void exit_stuck_call() {
     std::fprintf(stderr,
-                 "ddp-train: NCCL timeout (rank %d): %s has not returned after %s (op_timeout); a peer probably "
+                 "ddp-train: NCCL timeout (rank %d): %s has not returned after %s; a peer probably "
                  "died or the network failed; the job stops instead of hanging\n",
-                 rank_, call_text_.load(), seconds_text(op_timeout_).c_str());
+                 rank_, call_text_.load(), seconds_text(std::chrono::milliseconds(call_limit_ms_.load())).c_str());
     std::fflush(nullptr);
     std::_Exit(1);
   }
@@ -403,6 +419,7 @@ class NcclCollectives final : public Collectives {
   std::timed_mutex mu_;  // held around every NCCL call and watch_* access
   std::atomic<std::int64_t> call_deadline_ns_{kNoCall};  // the NCCL call in progress must return by then
   std::atomic<const char*> call_text_{""};
+  std::atomic<std::int64_t> call_limit_ms_{0};
   bool aborted_ = false;
   cudaEvent_t watch_event_ = nullptr;  // behind the newest collective (or captured step)
   Clock::time_point watch_since_;

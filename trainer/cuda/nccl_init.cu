@@ -11,6 +11,7 @@
 //      collectives (the split is non-blocking too, since its parent is).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -35,7 +36,12 @@ std::string read_first_line(const char* path) {
 // Every local rank publishes its claim, then reads the node's. The node is
 // named by hostname and boot id, which all its ranks share even when each
 // has its own NCCL_HOSTID.
-Status check_node_gpus(const CudaContext& context, const GpuBackendConfig& config) {
+std::chrono::milliseconds left_until(Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  return std::max(left, std::chrono::milliseconds(1));
+}
+
+Status check_node_gpus(const CudaContext& context, const GpuBackendConfig& config, Clock::time_point deadline) {
   char bus_id[32] = {};
   CUDA_TRY(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, context.device));
   char host[256] = {};
@@ -53,7 +59,7 @@ Status check_node_gpus(const CudaContext& context, const GpuBackendConfig& confi
     return fail("could not publish this rank's GPU in the rendezvous store: " + s.error());
   std::vector<GpuClaim> claims;
   for (int r = 0; r < config.local_world_size; ++r) {
-    Result<Bytes> bytes = config.store->get(prefix + std::to_string(r), config.init_timeout);
+    Result<Bytes> bytes = config.store->get(prefix + std::to_string(r), left_until(deadline));
     if (!bytes)
       return fail("local rank " + std::to_string(r) + " of this node never said which GPU it took: " +
                   bytes.error() + "; it probably failed before starting CUDA, see its output");
@@ -66,7 +72,8 @@ Status check_node_gpus(const CudaContext& context, const GpuBackendConfig& confi
 
 // Rank 0 creates the unique id (it also starts NCCL's bootstrap listener on
 // rank 0's node) and publishes it; the others fetch it.
-Result<ncclUniqueId> exchange_unique_id(const GpuBackendConfig& config, const std::string& who) {
+Result<ncclUniqueId> exchange_unique_id(const GpuBackendConfig& config, const std::string& who,
+                                        Clock::time_point deadline) {
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   const std::string key = config.store_prefix + "unique_id";
@@ -79,7 +86,7 @@ Result<ncclUniqueId> exchange_unique_id(const GpuBackendConfig& config, const st
     }
     return id;
   }
-  const Result<Bytes> bytes = config.store->get(key, config.init_timeout);
+  const Result<Bytes> bytes = config.store->get(key, left_until(deadline));
   if (!bytes)
     return fail(who + " got no NCCL unique id from rank 0 (store key " + key + "): " + bytes.error() +
                 "; rank 0 probably failed before creating it, see its output");
@@ -132,8 +139,8 @@ Result<NcclComms> create_nccl_comms(const CudaContext& context, const GpuBackend
   CUDA_TRY(cudaSetDevice(context.device));  // NCCL binds the communicator to the current device
 
   if (config.store && config.local_world_size > 1)
-    if (Status s = check_node_gpus(context, config); !s) return fail(s.error());
-  Result<ncclUniqueId> id = exchange_unique_id(config, who);
+    if (Status s = check_node_gpus(context, config, deadline); !s) return fail(s.error());
+  Result<ncclUniqueId> id = exchange_unique_id(config, who, deadline);
   if (!id) return fail(id.error());
 
   NcclComms comms;

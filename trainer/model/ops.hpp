@@ -53,6 +53,10 @@ class Ops {
   virtual bool begin_capture() { return false; }
   virtual Status end_capture() { return fail("this backend cannot capture work"); }
   virtual void replay() {}
+  // Frees the captured work. Before the communicator goes: NCCL counts a
+  // captured collective as a reference and will not finalize a communicator
+  // while a graph holding one exists.
+  virtual void drop_capture() {}
 
   virtual void fill(float* x, float value, std::size_t n) = 0;
   virtual void copy(float* dst, const float* src, std::size_t n) = 0;

@@ -22,6 +22,11 @@ StepProgram::StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamL
 }
 
 StepProgram::~StepProgram() {
+  // The graph goes before the communicator (Ops::drop_capture). After a failed
+  // step the communicator may have been aborted, and destroying a graph that
+  // holds its collectives would run NCCL's clean-up on freed memory: the
+  // graph is left to the process's exit then.
+  if (captured_ && !failed_) ops_.drop_capture();
   ops_.release(step_index_);
   ops_.release(stop_request_);
 }
@@ -34,6 +39,12 @@ std::string StepProgram::describe() const {
 }
 
 Status StepProgram::run(const int* indices, std::size_t rows, bool stop_requested) {
+  Status done = run_step(indices, rows, stop_requested);
+  if (!done) failed_ = true;
+  return done;
+}
+
+Status StepProgram::run_step(const int* indices, std::size_t rows, bool stop_requested) {
   ops_.copy_int(step_index_, indices, rows);
   ops_.fill(stop_request_, stop_requested ? 1.0f : 0.0f, 1);
   const bool full = rows == std::size_t(shape_.micro) * shape_.accum_steps;

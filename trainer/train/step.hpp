@@ -60,7 +60,7 @@ class StepProgram {
   };
   StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamLayout& layout, const DeviceSplit& train,
               const BatchBuffers& batch, float* grads, const OptimizerState& optimizer, Shape shape);
-  ~StepProgram();
+  ~StepProgram();  // drops the captured step: declare a StepProgram after its Collectives
   StepProgram(const StepProgram&) = delete;
   StepProgram& operator=(const StepProgram&) = delete;
 
@@ -76,6 +76,7 @@ class StepProgram {
   std::string describe() const;
 
  private:
+  Status run_step(const int* indices, std::size_t rows, bool stop_requested);
   Status enqueue(std::size_t rows);
   void loss(int rows, float scale);
 
@@ -93,6 +94,7 @@ class StepProgram {
   bool graph_wanted_ = false;
   bool warmed_up_ = false;
   bool captured_ = false;
+  bool failed_ = false;  // a step failed: the communicator may be aborted already
 };
 
 struct StepControl {

@@ -351,7 +351,9 @@ int run_training(const TrainOptions& o) {
     auto on_step_result = [&](const StepControl& result, int next_epoch, long long next_step) {
       loss_sum += result.loss;
       ++loss_steps;
-      if (!result.stop) return;
+      // Once stopping, a later step's request (another rank's SIGUSR1 that
+      // travelled one step after the first) must not save again elsewhere.
+      if (!result.stop || stop) return;
       spdlog::info("SIGUSR1 (preemption warning): saving at global step {}", global_step);
       save_snapshot(next_epoch, next_step, "on SIGUSR1");
       if (o.on_preempt == "exit") {
