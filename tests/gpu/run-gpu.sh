@@ -99,6 +99,19 @@ max_abs_diff() {
 
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a >= b) }'; }
 
+# accuracy_row CHECK METRICS_FILE RUN_NAME: the run just made (its $rc) ended
+# well and its final test accuracy is at least 0.8 (one epoch of the MLP).
+accuracy_row() {
+  local acc rate
+  acc=$(final_value "$2" test_accuracy 2>/dev/null)
+  rate=$(final_value "$2" samples_per_second 2>/dev/null)
+  if ((rc == 0)) && at_least "$acc" 0.8; then
+    row "$1" PASS "test accuracy $acc, ${rate%.*} samples/s"
+  else
+    row "$1" FAIL "rc $rc, accuracy '${acc}', see $logs/$3.log"
+  fi
+}
+
 # ---------------------------------------------------------------- libraries
 # cuBLAS and NCCL come from the machine: PyTorch's CUDA 13 wheels put them in
 # site-packages/nvidia/cu13/lib and nvidia/nccl/lib (CUDA 12 wheels: one
@@ -160,13 +173,7 @@ check_cpu() {
     row "no GPU: ddp-train --device cuda says so" FAIL "rc $rc, see $logs/no-gpu-train.log"
   fi
   train 1 cpu-1rank 300 --device cpu --model mlp --epochs 1 --batch-size 128 --metrics "$OUT/cpu-1.jsonl"
-  local acc
-  acc=$(final_value "$OUT/cpu-1.jsonl" test_accuracy 2>/dev/null)
-  if ((rc == 0)) && at_least "$acc" 0.8; then
-    row "CPU: 1 epoch, 1 rank" PASS "test accuracy $acc"
-  else
-    row "CPU: 1 epoch, 1 rank" FAIL "rc $rc, accuracy '${acc}', see $logs/cpu-1rank.log"
-  fi
+  accuracy_row "CPU: 1 epoch, 1 rank" "$OUT/cpu-1.jsonl" cpu-1rank
   parity cpu 1e-5
 }
 
@@ -185,13 +192,7 @@ check_selftest() {
 
 check_one_gpu() {
   train 1 gpu-1rank 300 --device cuda --model mlp --epochs 1 --batch-size 128 --metrics "$OUT/gpu-1.jsonl"
-  local acc
-  acc=$(final_value "$OUT/gpu-1.jsonl" test_accuracy 2>/dev/null)
-  if ((rc == 0)) && at_least "$acc" 0.8; then
-    row "1 GPU: 1 epoch" PASS "test accuracy $acc, $(final_value "$OUT/gpu-1.jsonl" samples_per_second) samples/s"
-  else
-    row "1 GPU: 1 epoch" FAIL "rc $rc, accuracy '${acc}', see $logs/gpu-1rank.log"
-  fi
+  accuracy_row "1 GPU: 1 epoch" "$OUT/gpu-1.jsonl" gpu-1rank
 }
 
 # Two ranks on the one GPU: NCCL accepts them only as two hosts (NCCL_HOSTID
@@ -212,13 +213,7 @@ check_two_ranks() {
     row "2 ranks, 1 GPU, same host: refused first" FAIL "rc $rc in ${took}s, see $logs/dup-gpu.log"
   fi
   two_ranks_one_gpu gpu-2rank 400 --device cuda --model mlp --epochs 1 --batch-size 128 --metrics "$OUT/gpu-2.jsonl"
-  local acc
-  acc=$(final_value "$OUT/gpu-2.jsonl" test_accuracy 2>/dev/null)
-  if ((rc == 0)) && at_least "$acc" 0.8; then
-    row "2 ranks on 1 GPU (NCCL_HOSTID): 1 epoch" PASS "test accuracy $acc"
-  else
-    row "2 ranks on 1 GPU (NCCL_HOSTID): 1 epoch" FAIL "rc $rc, accuracy '${acc}', see $logs/gpu-2rank.log"
-  fi
+  accuracy_row "2 ranks on 1 GPU (NCCL_HOSTID): 1 epoch" "$OUT/gpu-2.jsonl" gpu-2rank
   parity cuda 1e-4
   # A rank killed mid-run: the other is stopped (agent or NCCL watchdog), never hangs.
   two_ranks_one_gpu crash 120 --device cuda --model mlp --epochs 2 --crash-at-step 50 --comm-timeout 30
