@@ -7,13 +7,34 @@
 
 namespace ddp::spank {
 
+namespace {
+
+// Slurm's hostlist, destroyed on every path (the handle's type differs
+// between releases: slurm.hpp).
+class Hostlist {
+ public:
+  explicit Hostlist(const std::string& text) : handle_(slurm_hostlist_create(text.c_str())) {}
+  ~Hostlist() {
+    if (handle_) slurm_hostlist_destroy(handle_);
+  }
+  Hostlist(const Hostlist&) = delete;
+  Hostlist& operator=(const Hostlist&) = delete;
+  explicit operator bool() const { return handle_ != nullptr; }
+  slurm_compat::HostlistHandle get() const { return handle_; }
+
+ private:
+  slurm_compat::HostlistHandle handle_;
+};
+
+}  // namespace
+
 Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
-  hostlist_t hosts = slurm_hostlist_create(hostlist.c_str());
-  if (!hosts) return fail("cannot parse the node list '" + hostlist + "'");
+  Hostlist list(hostlist);
+  if (!list) return fail("cannot parse the node list '" + hostlist + "'");
+  const auto hosts = list.get();
   // Counted before expanded: a list comes from the job's environment, and
   // "n[0-99999999]" must not take slurmstepd's memory one name at a time.
   if (const int count = slurm_hostlist_count(hosts); count > kMaxHostlistNodes) {
-    slurm_hostlist_destroy(hosts);
     return fail("the node list '" + hostlist.substr(0, 64) + "' names " + std::to_string(count) +
                 " nodes, more than the " + std::to_string(kMaxHostlistNodes) + " a step can have");
   }
@@ -22,7 +43,6 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
     names.emplace_back(host);
     std::free(host);  // hostlist_shift returns malloc'd memory the caller owns
   }
-  slurm_hostlist_destroy(hosts);
   if (names.empty()) return fail("the node list '" + hostlist + "' is empty");
   // Slurm reads ",[" as one host named "" (found by fuzzing): no node is.
   if (std::find(names.begin(), names.end(), "") != names.end())
@@ -31,11 +51,8 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
 }
 
 bool hostlist_contains(const std::string& nodes, const std::string& node) {
-  hostlist_t hosts = slurm_hostlist_create(nodes.c_str());
-  if (!hosts) return false;
-  const bool found = slurm_hostlist_find(hosts, node.c_str()) >= 0;
-  slurm_hostlist_destroy(hosts);
-  return found;
+  Hostlist list(nodes);
+  return list && slurm_hostlist_find(list.get(), node.c_str()) >= 0;
 }
 
 }  // namespace ddp::spank

@@ -178,7 +178,7 @@ Status become_worker(spank_t sp, const NodePlan& plan) {
   return Ok{};
 }
 
-Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& plan) {
+Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& plan) {
   if (::access(agent_path.c_str(), X_OK) != 0)
     return fail("cannot execute the agent " + agent_path + ": " + std::strerror(errno) +
                 "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
@@ -190,6 +190,19 @@ Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& pla
   for (const auto& [name, value] : plan_env.vars())
     if (spank_setenv(sp, name.c_str(), value.c_str(), 1) != ESPANK_SUCCESS)
       return fail("cannot set " + name + " in the task's environment");
+
+  // Slurm 23.11 and later: the agent goes in front of the task's command
+  // (`ddp-agent --plan-from-env -- <command>`), and slurmstepd goes on as for
+  // any task: TaskProlog and --task-prolog, resource limits, TMPDIR, the
+  // SPANK plugins after this one (a container plugin among them), then its
+  // own exec.
+  if (DDP_SLURM_HAS_PREPEND_ARGV) {
+    const char* prefix[] = {agent_path.c_str(), "--plan-from-env", "--"};
+    const spank_err_t rc = slurm_compat::prepend_task_argv(sp, 3, prefix);
+    if (rc == ESPANK_SUCCESS) return Ok{};
+    return fail(std::string("cannot put the agent in front of the task's command: spank_prepend_task_argv: ") +
+                spank_strerror(rc));
+  }
 
   int argc = 0;
   char** argv = nullptr;
@@ -205,9 +218,9 @@ Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& pla
   agent_argv.insert(agent_argv.end(), argv, argv + argc);
   agent_argv.push_back(nullptr);
 
-  // On Slurm 22.05 there is no spank_prepend_task_argv() (23.11 added it), so
-  // the plugin execs the agent itself, as the user, in the task's own process.
-  // What that skips: plugins after this one in plugstack.conf, TaskProlog and
+  // Slurm 22.05 and 23.02 have no spank_prepend_task_argv(), so the plugin
+  // execs the agent itself, as the user, in the task's own process. What that
+  // skips: plugins after this one in plugstack.conf, TaskProlog and
   // --task-prolog, TMPDIR creation, PropagateResourceLimits. The agent resolves
   // the user's command with the job's PATH. Descriptors slurmstepd left open
   // must not leak into the user's processes.

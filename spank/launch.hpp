@@ -29,7 +29,9 @@ Status export_batch_env(spank_t sp, const NodePlan& plan);
 // Task shape: this task becomes one worker (environment contract and binding).
 Status become_worker(spank_t sp, const NodePlan& plan);
 
-// Agent shape: exec ddp-agent in this task. Returns only on failure.
-Status exec_agent(spank_t sp, const std::string& agent_path, const NodePlan& plan);
+// Agent shape: the task becomes ddp-agent. Slurm 23.11 and later: prepended to
+// the task's command (returns Ok; slurmstepd execs it later). 22.05 and 23.02:
+// exec'd here, in the task (returns only on failure).
+Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& plan);
 
 }  // namespace ddp::spank

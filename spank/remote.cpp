@@ -4,9 +4,10 @@
 //   user_init     (euid user, real/saved uid root) once per node: site
 //                         environment, this node's plan
 //   task_init     (user)  in each task, just before Slurm's exec, with the job
-//                         user's real, effective and saved ids: exec ddp-agent
-//                         (agent shape), become one worker (task shape), or
-//                         export MASTER_* (batch script)
+//                         user's real, effective and saved ids: launch
+//                         ddp-agent (agent shape: prepended to the command on
+//                         Slurm 23.11+, exec'd here before), become one worker
+//                         (task shape), or export MASTER_* (batch script)
 //
 // Errors found before task_init are deferred to it (see DeferredError).
 #include <sched.h>
@@ -245,8 +246,8 @@ int remote_task_init(spank_t sp) {
       done = become_worker(sp, *st.plan);
       break;
     case Shape::Agent:
-      done = exec_agent(sp, st.agent_path, *st.plan);
-      break;  // returns only on failure
+      done = launch_agent(sp, st.agent_path, *st.plan);
+      break;
     case Shape::None:
       break;
   }

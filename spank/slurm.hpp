@@ -1,4 +1,6 @@
-// Slurm's C headers, for C++.
+// Slurm's C headers, for C++, and the one place where the plugin meets the
+// differences between the Slurm releases it builds for (22.05 to 26.05; CI
+// compiles the plugin against the headers of each, tests/slurm-headers/).
 //
 // spank.h declares the slurm_spank_* callbacks outside its extern "C" block, so
 // C++ would mangle our definitions and Slurm would never find them: include it
@@ -7,7 +9,47 @@
 // copy of libslurm in the same process would duplicate Slurm's global state.
 #pragma once
 
+#include <cerrno>
+
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 }
+
+#ifndef SLURM_VERSION_NUM
+#error "slurm/slurm_version.h did not define SLURM_VERSION_NUM: is this Slurm older than 22.05?"
+#endif
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 5, 0)
+#error "slurm-ddp needs Slurm 22.05 or newer"
+#endif
+
+// 23.11 added spank_prepend_task_argv(): the plugin can put the agent in
+// front of the task's command instead of exec'ing it from task_init, so that
+// everything slurmstepd does after task_init (TaskProlog, --task-prolog,
+// resource limits, TMPDIR, later SPANK plugins) still happens.
+#define DDP_SLURM_HAS_PREPEND_ARGV (SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0))
+
+namespace ddp::spank::slurm_compat {
+
+// 23.11 made hostlist_t the struct itself, and the slurm_hostlist_* functions
+// take a hostlist_t *; before, hostlist_t was the pointer. The handle is
+// whatever slurm_hostlist_create returns, in every release.
+using HostlistHandle = decltype(slurm_hostlist_create(nullptr));
+
+// 24.11 removed slurm_get_errno(); every release stores its error codes in
+// errno (slurm_seterrno), which is what slurm_get_errno() returned.
+inline int last_error() { return errno; }
+
+// spank_prepend_task_argv() where Slurm has it; ESPANK_NOT_AVAIL before 23.11.
+inline spank_err_t prepend_task_argv(spank_t sp, int argc, const char* argv[]) {
+#if DDP_SLURM_HAS_PREPEND_ARGV
+  return spank_prepend_task_argv(sp, argc, argv);
+#else
+  (void)sp;
+  (void)argc;
+  (void)argv;
+  return ESPANK_NOT_AVAIL;
+#endif
+}
+
+}  // namespace ddp::spank::slurm_compat

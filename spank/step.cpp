@@ -56,7 +56,7 @@ Result<std::string> node_address(const std::string& node) {
   node_info_msg_t* nodes = nullptr;
   std::string name = node;
   if (slurm_load_node_single(&nodes, name.data(), SHOW_ALL) != SLURM_SUCCESS || !nodes || nodes->record_count < 1) {
-    const std::string why = slurm_strerror(slurm_get_errno());
+    const std::string why = slurm_strerror(slurm_compat::last_error());
     if (nodes) slurm_free_node_info_msg(nodes);
     return fail("cannot look up the address of node " + node + " in slurmctld: " + why);
   }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds slurm-ddp and runs its tests inside a chroot of another Debian suite,
+# against that suite's own Slurm daemons, PyTorch and libraries:
+#
+#   tests/chroot/run.sh trixie [CTEST_ARGS...]   # Debian 13: Slurm 24.11, PyTorch 2.6
+#   tests/chroot/run.sh sid -R 'allreduce|fail_fast'
+#
+# The chroot is made fresh each time with mmdebstrap from Debian's archive
+# (about 2.5 minutes); the packages it downloads are kept in
+# /var/cache/slurm-ddp/apt/SUITE for the next run on this machine, which goes
+# faster with them and works without them. The source tree (tracked and
+# untracked files, as they are) and ../shared/topologies are copied in; the
+# build and the tests run inside, as root, with the local netns cluster
+# (tests/cluster/cluster.sh) on the suite's slurmctld and slurmd. With no
+# CTEST_ARGS every test runs. Needs root.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+suite=${1:?usage: tests/chroot/run.sh SUITE [CTEST_ARGS...]}
+shift
+mirror=${DDP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+cache=/var/cache/slurm-ddp/apt/$suite
+[[ $(id -u) == 0 ]] || { echo "chroot/run.sh: needs root (chroot, mounts, network namespaces)" >&2; exit 1; }
+command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing: run packaging/install-deps.sh" >&2; exit 1; }
+
+# What the build and the tests need, by the suite's package names.
+packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
+  libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
+  check iproute2 util-linux procps binutils groff-base python3 python3-torch dataset-fashion-mnist)
+aptopts=()
+# sid's Release file in the archive can be past its Valid-Until date.
+[[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')
+
+work=$(mktemp -d /var/tmp/ddp-chroot-"$suite".XXXXXX)
+root=$work/root
+mounts=()
+cleanup() {
+  local i _
+  # ip netns leaves mounts stacked on run/netns: unmount deepest first, repeatedly.
+  for _ in 1 2 3; do
+    for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
+    grep -o " ${root}[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    grep -q " $root" /proc/mounts || break
+  done
+  if grep -q " $root" /proc/mounts; then
+    echo "chroot/run.sh: $root is still mounted; left $work" >&2
+  else
+    rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+mount_at() {  # mount_at TARGET MOUNT-ARGS...
+  local target=$1
+  shift
+  mkdir -p "$target"
+  mount "$@" "$target"
+  mounts+=("$target")
+}
+
+mkdir -p "$cache"
+echo "chroot/run.sh: a $suite chroot (mmdebstrap; package cache $cache)"
+start=$SECONDS
+mmdebstrap --quiet --variant=apt --include="$(IFS=,; echo "${packages[*]}")" "${aptopts[@]}" \
+  --skip=download/empty --skip=essential/unlink \
+  --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
+  --setup-hook="find '$cache' -maxdepth 1 -name '*.deb' -exec cp -t \"\$1/var/cache/apt/archives\" {} +" \
+  --customize-hook="find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -n -t '$cache' {} +" \
+  --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb' \
+  "$suite" "$root" "$mirror" </dev/null
+echo "chroot/run.sh: chroot ready in $((SECONDS - start)) s: Slurm $(chroot "$root" dpkg-query -W -f='${Version}' slurmctld)," \
+  "PyTorch $(chroot "$root" dpkg-query -W -f='${Version}' python3-torch)"
+
+# The tree as it is (tracked and untracked, not ignored), and the shared
+# topologies the binding tests read from ../shared/topologies.
+mkdir -p "$root/src/main" "$root/src/shared"
+(cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$root/src/main" -xf -
+cp -r "$repo/../shared/topologies" "$root/src/shared/"
+
+# ip netns needs / to be a mount point; the daemons need proc, sys and dev.
+mount_at "$root" --bind "$root"
+mount_at "$root/proc" -t proc proc
+mount_at "$root/sys" --rbind /sys
+mount_at "$root/dev" --rbind /dev
+mount_at "$root/run" -t tmpfs tmpfs
+mount_at "$root/tmp" -t tmpfs tmpfs
+
+ctest_args=("$@")
+((${#ctest_args[@]})) || ctest_args=(-E '^$')
+status=0
+chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+  USE_LIBUV=0 bash -c '
+    set -euo pipefail
+    cd /src/main
+    cmake -S . -B build -DDDP_WERROR=ON -DDDP_CUDA=OFF >/dev/null
+    cmake --build build -j"$(nproc)" >build.log 2>&1 || { tail -40 build.log; exit 1; }
+    ctest --test-dir build --output-on-failure "$@"
+  ' chroot-suite "${ctest_args[@]}" || status=$?
+echo "chroot/run.sh: $suite finished with status $status after $((SECONDS - start)) s"
+exit "$status"
