@@ -116,13 +116,13 @@ std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodeP
   return placements;
 }
 
-Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings, const StepFacts& facts) {
-  auto master = node_address(facts.nodes.front());
-  if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
+Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings, const StepFacts& facts,
+                            const std::string& master_addr) {
+  if (master_addr.empty()) return fail("node 0's address was not looked up (internal error; please report it)");
   NodePlan plan;
   plan.run_id = std::to_string(facts.job_id) + ".batch";
   plan.nnodes = std::uint32_t(facts.nodes.size());
-  plan.master_addr = *master;
+  plan.master_addr = master_addr;
   plan.master_port = request.port.value_or(derive_port(settings.port_range, facts.job_id, facts.step_id, 0));
   // Workers per node as --ddp would choose them on this node; unknown (0) when
   // the batch node alone cannot say (e.g. --ddp=gpu on a node without GPUs).

@@ -1,6 +1,7 @@
 // slurmstepd on each compute node (the remote context).
 //
-//   init_post_opt (root)  DDP_* environment equivalents; load the site config
+//   init_post_opt (root)  DDP_* environment equivalents; load the site config;
+//                         node 0's address (MASTER_ADDR) from slurmctld
 //   user_init     (euid user, real/saved uid root) once per node: site
 //                         environment, this node's plan
 //   task_init     (user)  in each task, just before Slurm's exec, with the job
@@ -80,8 +81,7 @@ Status plan_step(State& st, const StepFacts& facts) {
                                   : resolve_workers(st.request, gpus, facts.node());
   if (!workers) return fail(workers.error());
 
-  auto master = node_address(facts.nodes.front());
-  if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
+  if (!st.master_addr) return fail("node 0's address was not looked up (internal error; please report it)");
 
   NodePlan plan;
   plan.run_id = std::to_string(facts.job_id) + "." + std::to_string(facts.step_id);
@@ -97,7 +97,7 @@ Status plan_step(State& st, const StepFacts& facts) {
   if (!layout) return fail(layout.error());
   plan.rank_base = layout->rank_base;
   plan.world_size = layout->world_size;
-  plan.master_addr = *master;
+  plan.master_addr = *st.master_addr;
   plan.job_id = facts.job_id;
   plan.step_id = facts.step_id;
   plan.port_range = st.settings.port_range;
@@ -162,6 +162,27 @@ Status check_task_identity(spank_t sp) {
               "), so it starts nothing: has Slurm changed when it calls task_init? Please report it");
 }
 
+// MASTER_ADDR is node 0's NodeAddr, asked of slurmctld here, in
+// init_post_opt, where slurmstepd still runs as root with nothing locked.
+// From Slurm 24.11 on, slurmstepd holds its authentication lock for writing
+// while it runs user_init and task_init as the user (drop_privileges() calls
+// auth_setuid_lock()), so a Slurm RPC from there ends the step with
+// "auth_g_create: pthread_rwlock_rdlock(): Resource deadlock avoided".
+Status look_up_master(spank_t sp, State& st) {
+  const auto id = step_id(sp);
+  if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return Ok{};
+  // The batch script sees the job's nodes; a step its own.
+  const char* list_var = is_batch_step(*id) ? "SLURM_JOB_NODELIST" : "SLURM_STEP_NODELIST";
+  const auto list = job_getenv(sp, list_var);
+  if (!list) return fail(std::string(list_var) + " is not set in the step's environment");
+  const auto nodes = expand_hostlist(*list);
+  if (!nodes) return fail(nodes.error());
+  auto master = node_address(nodes->front());
+  if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
+  st.master_addr = std::move(master).value();
+  return Ok{};
+}
+
 }  // namespace
 
 int remote_init_post_opt(spank_t sp) {
@@ -177,6 +198,7 @@ int remote_init_post_opt(spank_t sp) {
     st.defer(config.error(), true);
   else
     st.config = std::move(config).value();
+  if (auto master = look_up_master(sp, st); !master) st.defer(master.error(), false);
   return 0;
 }
 
@@ -197,7 +219,7 @@ int remote_user_init(spank_t sp) {
 
   if (is_batch_step(*id)) {
     st.shape = Shape::Batch;
-    auto plan = plan_batch(st.request, st.settings, *facts);
+    auto plan = plan_batch(st.request, st.settings, *facts, st.master_addr.value_or(""));
     if (plan)
       st.plan = std::move(plan).value();
     else

@@ -38,7 +38,8 @@ struct State {
   Settings settings;       // the config resolved for this node and partition
   std::string agent_path;  // plugstack agent= > site config Agent= > built-in
   Shape shape = Shape::None;
-  std::optional<NodePlan> plan;  // this node's plan, worked out in user_init
+  std::optional<std::string> master_addr;  // node 0's NodeAddr, looked up in init_post_opt (root)
+  std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   std::optional<DeferredError> error;
   std::vector<std::string> warnings;  // said once per node from task_init (binding problems)
 

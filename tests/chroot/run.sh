@@ -5,6 +5,10 @@
 #   tests/chroot/run.sh trixie [CTEST_ARGS...]   # Debian 13: Slurm 24.11, PyTorch 2.6
 #   tests/chroot/run.sh sid -R 'allreduce|fail_fast'
 #
+# For working on a release by hand: DDP_CHROOT_KEEP=DIR keeps the chroot in
+# DIR after the run (made there if DIR has none yet, else reused as it is, with
+# the source copied in afresh), so the next run skips mmdebstrap.
+#
 # The chroot is made fresh each time with mmdebstrap from Debian's archive
 # (about 2.5 minutes); the packages it downloads are kept in
 # /var/cache/slurm-ddp/apt/SUITE for the next run on this machine, which goes
@@ -12,7 +16,7 @@
 # untracked files, as they are) and ../shared/topologies are copied in; the
 # build and the tests run inside, as root, with the local netns cluster
 # (tests/cluster/cluster.sh) on the suite's slurmctld and slurmd. With no
-# CTEST_ARGS every test runs. Needs root.
+# CTEST_ARGS every test but lint runs. Needs root.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 suite=${1:?usage: tests/chroot/run.sh SUITE [CTEST_ARGS...]}
@@ -25,12 +29,18 @@ command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing
 # What the build and the tests need, by the suite's package names.
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
-  check iproute2 util-linux procps binutils groff-base python3 python3-torch dataset-fashion-mnist)
+  check iproute2 util-linux procps binutils groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox)
 aptopts=()
 # sid's Release file in the archive can be past its Valid-Until date.
 [[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')
 
-work=$(mktemp -d /var/tmp/ddp-chroot-"$suite".XXXXXX)
+keep=${DDP_CHROOT_KEEP:-}
+if [[ -n $keep ]]; then
+  work=$(realpath -m "$keep")
+  mkdir -p "$work"
+else
+  work=$(mktemp -d /var/tmp/ddp-chroot-"$suite".XXXXXX)
+fi
 root=$work/root
 mounts=()
 cleanup() {
@@ -43,6 +53,8 @@ cleanup() {
   done
   if grep -q " $root" /proc/mounts; then
     echo "chroot/run.sh: $root is still mounted; left $work" >&2
+  elif [[ -n $keep ]]; then
+    echo "chroot/run.sh: kept the chroot in $work (DDP_CHROOT_KEEP)"
   else
     rm -rf "$work"
   fi
@@ -57,20 +69,29 @@ mount_at() {  # mount_at TARGET MOUNT-ARGS...
 }
 
 mkdir -p "$cache"
-echo "chroot/run.sh: a $suite chroot (mmdebstrap; package cache $cache)"
 start=$SECONDS
-mmdebstrap --quiet --variant=apt --include="$(IFS=,; echo "${packages[*]}")" "${aptopts[@]}" \
+if [[ -x $root/usr/sbin/slurmctld ]]; then
+  echo "chroot/run.sh: reusing the $suite chroot in $root (DDP_CHROOT_KEEP)"
+else
+  echo "chroot/run.sh: a $suite chroot (mmdebstrap; package cache $cache)"
+  mmdebstrap --quiet --variant=apt --include="$(IFS=,; echo "${packages[*]}")" "${aptopts[@]}" \
   --skip=download/empty --skip=essential/unlink \
   --setup-hook='mkdir -p "$1/var/cache/apt/archives"' \
   --setup-hook="find '$cache' -maxdepth 1 -name '*.deb' -exec cp -t \"\$1/var/cache/apt/archives\" {} +" \
   --customize-hook="find \"\$1/var/cache/apt/archives\" -maxdepth 1 -name '*.deb' -exec cp -n -t '$cache' {} +" \
   --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb' \
   "$suite" "$root" "$mirror" </dev/null
+fi
 echo "chroot/run.sh: chroot ready in $((SECONDS - start)) s: Slurm $(chroot "$root" dpkg-query -W -f='${Version}' slurmctld)," \
   "PyTorch $(chroot "$root" dpkg-query -W -f='${Version}' python3-torch)"
 
+# This machine's name must resolve inside as outside: slurmctld looks up the
+# host a client runs on (srun's, to reach it back) by name.
+cp /etc/hosts "$root/etc/hosts"
+
 # The tree as it is (tracked and untracked, not ignored), and the shared
 # topologies the binding tests read from ../shared/topologies.
+rm -rf "$root/src"
 mkdir -p "$root/src/main" "$root/src/shared"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$root/src/main" -xf -
 cp -r "$repo/../shared/topologies" "$root/src/shared/"
@@ -84,15 +105,25 @@ mount_at "$root/run" -t tmpfs tmpfs
 mount_at "$root/tmp" -t tmpfs tmpfs
 
 ctest_args=("$@")
-((${#ctest_args[@]})) || ctest_args=(-E '^$')
+# Lint (shellcheck) is the same everywhere and runs natively.
+((${#ctest_args[@]})) || ctest_args=(-LE lint)
 status=0
+rm -rf "$root/var/log/ddp-clusters"
 chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  USE_LIBUV=0 bash -c '
+  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters bash -c '
     set -euo pipefail
     cd /src/main
-    cmake -S . -B build -DDDP_WERROR=ON -DDDP_CUDA=OFF >/dev/null
-    cmake --build build -j"$(nproc)" >build.log 2>&1 || { tail -40 build.log; exit 1; }
-    ctest --test-dir build --output-on-failure "$@"
+    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF >/dev/null
+    cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
+    ctest --test-dir /build --output-on-failure "$@"
   ' chroot-suite "${ctest_args[@]}" || status=$?
+if ((status != 0)); then
+  # What Slurm's daemons said, for the failures above.
+  for log in "$root"/var/log/ddp-clusters/*/*.log; do
+    [[ -f $log ]] || continue
+    echo "--- ${log#"$root"} (last 15 lines)"
+    tail -15 "$log"
+  done
+fi
 echo "chroot/run.sh: $suite finished with status $status after $((SECONDS - start)) s"
 exit "$status"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# A real Slurm 22.05 cluster on this one machine, for tests and for people.
+# A real Slurm cluster (Debian's: 22.05 here, 24.11 in a trixie chroot, 26.05
+# in sid) on this one machine, for tests and for people.
 #
 #   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I] [--ib]
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
-#                     [--cli-filter FILE]
+#                     [--cli-filter FILE] [--task-prolog FILE]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
@@ -27,7 +28,8 @@
 #   - plugstack.conf loading the given plugin (or an admin-style file of your own);
 #   - optionally (--cli-filter FILE) FILE as cli_filter.lua next to slurm.conf and
 #     CliFilterPlugins=cli_filter/lua in it, so this cluster's srun/salloc/sbatch
-#     run that Lua script before they submit (conf/cli_filter.lua, for example).
+#     run that Lua script before they submit (conf/cli_filter.lua, for example);
+#   - optionally (--task-prolog FILE) TaskProlog=FILE in slurm.conf.
 #
 # Several clusters run side by side when their names and indices differ. `down`
 # removes only what `up` recorded in the cluster's directory, in reverse order, so
@@ -44,6 +46,7 @@ plugin=
 agent=
 plugstack=
 cli_filter=
+task_prolog=
 ib=0
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -62,6 +65,7 @@ while (($#)); do
     --agent) agent=$2; shift 2 ;;
     --plugstack) plugstack=$2; shift 2 ;;
     --cli-filter) cli_filter=$2; shift 2 ;;
+    --task-prolog) task_prolog=$2; shift 2 ;;
     --ib) ib=1; shift ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
@@ -169,6 +173,10 @@ EOF
   if [[ -n $cli_filter ]]; then
     cp "$cli_filter" "$dir/cli_filter.lua"
     echo "CliFilterPlugins=cli_filter/lua" >>"$conf"
+  fi
+  if [[ -n $task_prolog ]]; then
+    [[ -x $task_prolog ]] || die "--task-prolog $task_prolog is not an executable file"
+    echo "TaskProlog=$task_prolog" >>"$conf"
   fi
 }
 
@@ -286,6 +294,12 @@ cmd_down() {
       sleep 0.1
     done
     kill -KILL "${daemons[@]}" 2>/dev/null || true
+  fi
+  # The daemons' logs outlive the cluster where SLURM_DDP_CLUSTER_LOGS names
+  # a directory (tests/chroot/run.sh shows them when a test failed).
+  if [[ -n ${SLURM_DDP_CLUSTER_LOGS:-} && -d $dir/log ]]; then
+    mkdir -p "$SLURM_DDP_CLUSTER_LOGS/$name"
+    cp -r "$dir/log/." "$SLURM_DDP_CLUSTER_LOGS/$name/" 2>/dev/null || true
   fi
   # Then, in reverse creation order: namespaces (killing every job process
   # still inside them), links, and last the directory.

@@ -22,7 +22,8 @@ chmod +x "$WORK/job.sh"
 sbatch_wait -N2 --ddp-gpus=2 -o "$WORK/out" -e "$WORK/err" "$WORK/job.sh"
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/out" 2>/dev/null || true) ERR=$(cat "$WORK/err" 2>/dev/null || true)
 expect_rc 0 "sbatch -N2 --ddp-gpus=2"
-expect_in "$OUT" "TresPerNode=gres:gpu:2" "sbatch --ddp-gpus=2 requested 2 GPUs per node"
+# scontrol writes gres:gpu:N (22.05) or gres/gpu:N (24.11).
+expect_in "$(sed 's#gres/gpu#gres:gpu#' <<<"$OUT")" "TresPerNode=gres:gpu:2" "sbatch --ddp-gpus=2 requested 2 GPUs per node"
 expect_in "$OUT" "NtasksPerN:B:S:C=1" "sbatch --ddp-gpus=2 requested one task per node"
 expect_in "$OUT" "NumTasks=2" "sbatch -N2 --ddp-gpus=2: 2 tasks"
 expect_in "$OUT" "batch gpus=2 tasks=1(x2)" "the batch script sees 2 GPUs, 1 task on each node"
@@ -35,7 +36,7 @@ sed 1d "$WORK/job.sh" >>"$WORK/job2.sh"
 sbatch_wait -o "$WORK/out2" -e "$WORK/err2" "$WORK/job2.sh"
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/out2" 2>/dev/null || true) ERR=$(cat "$WORK/err2" 2>/dev/null || true)
 expect_rc 0 "#SBATCH --ddp-gpus=1"
-expect_in "$OUT" "TresPerNode=gres:gpu:1" "#SBATCH --ddp-gpus=1 requested 1 GPU per node"
+expect_in "$(sed 's#gres/gpu#gres:gpu#' <<<"$OUT")" "TresPerNode=gres:gpu:1" "#SBATCH --ddp-gpus=1 requested 1 GPU per node"
 expect_eq "$(grep '^worker ' <<<"$OUT" | grep -c 'world=2 cvd=0$')" "2" "#SBATCH --ddp-gpus=1: one worker per node on its GPU"
 
 # srun that makes its own allocation.

@@ -259,7 +259,13 @@ START_TEST(hostlists_expand_in_order_and_refuse_what_no_step_has) {
   ck_assert(!spank::hostlist_contains("gpu[001-064]", "gpu065"));
   ck_assert(!spank::hostlist_contains("gpu[003-1]", "gpu001"));  // unparsable: matches nothing
   CK_CONTAINS(spank::expand_hostlist("gpu[003-1]").error(), "cannot parse the node list 'gpu[003-1]'");
-  CK_CONTAINS(spank::expand_hostlist(",[").error(), "names an empty node");  // Slurm: one host ""
+  // ",[": Slurm 22.05 reads one host named "", which we refuse; 24.11's parser
+  // refuses the list itself. Refused either way, with the list named.
+  const auto empty = spank::expand_hostlist(",[");
+  ck_assert(!empty.ok());
+  ck_assert_msg(empty.error().find("names an empty node") != std::string::npos ||
+                    empty.error().find("cannot parse the node list ',['") != std::string::npos,
+                "%s", empty.error().c_str());
   // Counted before expanded: 120,002 names are refused, not allocated.
   CK_CONTAINS(spank::expand_hostlist("a[0-60000],b[0-60000]").error(), "names 120002 nodes, more than the 65536");
 }

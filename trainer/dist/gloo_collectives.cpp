@@ -102,15 +102,32 @@ class GlooMesh {
   std::uint32_t tag_ = 0;  // only the communication thread uses a mesh: tags match across ranks
 };
 
+// Gloo's connectFullMesh took the store as `Store&` until 2025 (Debian 12 and
+// 13) and takes `std::shared_ptr<Store>&` since (Debian unstable); exactly one
+// of these two compiles against a given Gloo.
+template <class Context>
+auto connect_full_mesh(Context& context, std::shared_ptr<gloo::rendezvous::Store>& store,
+                       std::shared_ptr<gloo::transport::Device>& device)
+    -> decltype(context.connectFullMesh(store, device)) {
+  return context.connectFullMesh(store, device);
+}
+template <class Context>
+auto connect_full_mesh(Context& context, std::shared_ptr<gloo::rendezvous::Store>& store,
+                       std::shared_ptr<gloo::transport::Device>& device)
+    -> decltype(context.connectFullMesh(*store, device)) {
+  return context.connectFullMesh(*store, device);
+}
+
 Result<std::unique_ptr<GlooMesh>> connect_mesh(Session& session, const gloo::transport::tcp::attr& attr, int rank,
                                                int size, const std::string& prefix,
                                                std::chrono::milliseconds timeout) {
   try {
-    auto device = gloo::transport::tcp::CreateDevice(attr);
+    std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(timeout);
-    GlooStore store(*session.store, session.key(prefix), timeout);
-    context->connectFullMesh(store, device);
+    std::shared_ptr<gloo::rendezvous::Store> store =
+        std::make_shared<GlooStore>(*session.store, session.key(prefix), timeout);
+    connect_full_mesh(*context, store, device);
     return std::make_unique<GlooMesh>(context);
   } catch (const std::exception& e) {
     return fail(e.what());

@@ -3,6 +3,7 @@
 // every buffer allocated once, up front; nothing allocated inside a step).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
