@@ -231,7 +231,8 @@ function ddp_cli_pre_submit(options, pack_offset)
         end
     end
     if gres_gpus ~= nil and gres_gpus < n then
-        local shown = string.gsub(gres, "gres:", "")
+        -- Slurm 22.05 stores "gres:gpu:2", 24.11 "gres/gpu:2"; the user wrote "gpu:2".
+        local shown = string.gsub(gres, "gres[:/]", "")
         slurm.log_error("ddp: %s asks for %d GPU workers per node but --gres=%s gives each node only %d GPU(s); " ..
                         "use --gres=%s (or drop the GPUs from --gres: %s requests them itself), " ..
                         "or %s=%d",

@@ -3,9 +3,10 @@
 # errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
 # lint; pack the GPU kit and run its CPU checks in a minimal chroot; build
 # again with sanitizers and run the unit, fuzz and cluster tests there
-# (tests/sanitize.sh); then build the Debian package, install it with
-# dpkg, run the cluster tests against the installed files (not the build
-# tree), and purge it again.
+# (tests/sanitize.sh); build and run the suite again inside a Debian 13
+# chroot (Slurm 24.11, PyTorch 2.6: tests/chroot/run.sh); then build the
+# Debian package, install it with dpkg, run the cluster tests against the
+# installed files (not the build tree), and purge it again.
 # Needs root: dpkg, and the test clusters use network namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,11 @@ fi
 # The sanitizer build (clang, ASan + UBSan): unit tests, 30 s of libFuzzer per
 # fuzz target, every cluster and integration test; clean or red.
 tests/sanitize.sh
+
+# Current Slurm on real daemons: every test again (lint aside) inside a
+# Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and libraries, where
+# the plugin takes its 23.11+ launch path (tests/chroot/run.sh).
+tests/chroot/run.sh trixie
 
 # The package, as a site installs it.
 if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then
