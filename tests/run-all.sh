@@ -4,7 +4,8 @@
 # lint; pack the GPU kit and run its CPU checks in a minimal chroot; build
 # again with sanitizers and run the unit, fuzz and cluster tests there
 # (tests/sanitize.sh); build and run the suite again inside a Debian 13
-# chroot (Slurm 24.11, PyTorch 2.6: tests/chroot/run.sh); then build the
+# chroot (Slurm 24.11, PyTorch 2.6: tests/chroot/run.sh) and its core in
+# Debian unstable (Slurm 26.05); then build the
 # Debian package, install it with dpkg, run the cluster tests against the
 # installed files (not the build tree), and purge it again.
 # Needs root: dpkg, and the test clusters use network namespaces.
@@ -38,6 +39,10 @@ tests/sanitize.sh
 # Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and libraries, where
 # the plugin takes its 23.11+ launch path (tests/chroot/run.sh).
 tests/chroot/run.sh trixie
+# And the core of it in Debian unstable (Slurm 26.05, PyTorch 2.14, GCC 16):
+# unit tests, allreduce, sbatch propagation, errors, fail-fast, restarts, the
+# site config, privileges and the launch path.
+tests/chroot/run.sh sid -R 'unit\.|allreduce_cpu|sbatch_propagation|errors|fail_fast|restarts|site_config|privilege|launch_path'
 
 # The package, as a site installs it.
 if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then
