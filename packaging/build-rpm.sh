@@ -15,7 +15,7 @@ version=$(sed -n 's/^Version: *//p' "$spec")
 rm -rf "$top"
 mkdir -p "$top"/{SOURCES,SPECS,BUILD,RPMS,SRPMS}
 # The source tarball from the working tree (git archive would miss uncommitted work).
-tar --exclude-vcs --exclude='./build*' --transform "s|^\\.|slurm-ddp-$version|" \
+tar --exclude-vcs --exclude='./build*' --exclude='./.gpu-kit' --transform "s|^\\.|slurm-ddp-$version|" \
   -czf "$top/SOURCES/slurm-ddp-$version.tar.gz" .
 cp "$spec" "$top/SPECS/"
 mode=-ba
