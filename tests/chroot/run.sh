@@ -48,7 +48,7 @@ cleanup() {
   # ip netns leaves mounts stacked on run/netns: unmount deepest first, repeatedly.
   for _ in 1 2 3; do
     for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do umount -l "${mounts[i]}" 2>/dev/null || true; done
-    grep -o " ${root}[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+    { grep -o " ${root}[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
     grep -q " $root" /proc/mounts || break
   done
   if grep -q " $root" /proc/mounts; then
