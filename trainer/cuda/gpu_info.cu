@@ -7,17 +7,16 @@
 #include <string>
 
 #include "cuda/cuda_context.cuh"
+#include "cuda/nccl_init.cuh"
 #include "gpu_backend.hpp"
 
 namespace ddp::train {
 
 std::string gpu_backend_description() {
-  int nccl = 0;
   int runtime = 0;
-  ncclGetVersion(&nccl);
   cudaRuntimeGetVersion(&runtime);
   return "CUDA runtime " + std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) + ", NCCL " +
-         std::to_string(nccl / 10000) + "." + std::to_string(nccl / 100 % 100) + "." + std::to_string(nccl % 100);
+         cuda::nccl_version_text();
 }
 
 Result<GpuBackend> make_gpu_backend(const GpuBackendConfig& config) {
