@@ -234,6 +234,10 @@ int remote_user_init(spank_t sp) {
     st.defer(ok.error(), false);
     return 0;
   }
+  if (auto ok = check_no_container_plugin(facts->container, task_shape); !ok) {
+    st.defer(ok.error(), false);
+    return 0;
+  }
   if (auto ok = plan_step(st, *facts); !ok) st.defer(ok.error(), true);
   return 0;
 }

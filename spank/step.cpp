@@ -29,6 +29,25 @@ std::vector<std::string> split_commas(const std::string& list) {
   return out;
 }
 
+// What the user asked of pyxis, NVIDIA's container plugin, in its own words;
+// empty if nothing. spank_option_getopt() finds an option by its name alone,
+// whichever plugin registered it (spank.c: _opt_by_name, 22.05 to 26.05), and
+// answers from user_init on; pyxis also takes its options from PYXIS_CONTAINER_*
+// variables (0.21+), which getopt does not see.
+std::string container_request(spank_t sp) {
+  for (std::string name : {"container-image", "container-name"}) {
+    spank_option opt{};
+    opt.name = name.data();
+    opt.has_arg = 1;
+    char* arg = nullptr;
+    if (spank_option_getopt(sp, &opt, &arg) == ESPANK_SUCCESS)
+      return "--" + name + (arg && *arg ? "=" + std::string(arg) : "");
+  }
+  for (const char* var : {"PYXIS_CONTAINER_IMAGE", "PYXIS_CONTAINER_NAME"})
+    if (auto value = job_getenv(sp, var); value && !value->empty()) return std::string(var) + "=" + *value;
+  return "";
+}
+
 }  // namespace
 
 bool is_batch_step(std::uint32_t id) { return id == SLURM_BATCH_SCRIPT; }
@@ -115,6 +134,7 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
   f.step_gpus = split_commas(job_getenv(sp, batch ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS").value_or(""));
   f.visible_gpus = split_commas(job_getenv(sp, "CUDA_VISIBLE_DEVICES").value_or(""));
   f.local_rank_set = job_getenv(sp, "LOCAL_RANK").has_value();
+  f.container = container_request(sp);
 
   int argc = 0;
   char** argv = nullptr;

@@ -27,6 +27,7 @@ struct StepFacts {
   std::vector<std::string> visible_gpus;  // CUDA_VISIBLE_DEVICES as Slurm set it (may be renumbered)
   std::vector<std::string> argv;          // the step's command line
   bool local_rank_set = false;            // LOCAL_RANK already in the step's environment
+  std::string container;                  // a container plugin's request (pyxis), as given; empty if none
 
   const std::string& node() const { return nodes[node_id]; }
 };

@@ -77,6 +77,16 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
   return Ok{};
 }
 
+Status check_no_container_plugin(const std::string& container, bool task_shape) {
+  if (container.empty() || task_shape) return Ok{};
+  return fail(container +
+              ": --ddp's agent cannot start workers inside a pyxis container (pyxis enters the container after "
+              "the plugin launches the agent, so the agent would run outside it or not be found in the image); "
+              "run one task per worker instead, and each task becomes a worker inside the container: srun "
+              "--ntasks-per-node=<workers per node> --ddp " +
+              container + " ...");
+}
+
 }  // namespace ddp
 
 namespace ddp {

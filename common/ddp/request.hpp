@@ -94,4 +94,14 @@ Status apply_environment(DdpRequest& request, const std::function<std::optional<
 // `argv` is the step's command line; `local_rank_set`: LOCAL_RANK is already in
 // the step's environment.
 Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_rank_set);
+
+// Refuses a container plugin's request (pyxis: --container-image or
+// --container-name, or its PYXIS_CONTAINER_* variables) in the agent shape.
+// pyxis joins the container in its own task_init and leaves the command alone,
+// so the agent would run outside the container (Slurm 22.05/23.02: our exec
+// comes first) or be looked for inside the image (23.11+: the prepended argv
+// runs after pyxis). The task shape works: each task is one worker, started
+// by Slurm inside the container. `container` names the request as the user
+// gave it ("--container-image=nvcr.io/nvidia/pytorch:24.05"), empty if none.
+Status check_no_container_plugin(const std::string& container, bool task_shape);
 }  // namespace ddp

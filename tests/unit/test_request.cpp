@@ -180,11 +180,22 @@ START_TEST(launchers_inside_agent_mode_are_refused) {
 }
 END_TEST
 
+START_TEST(container_plugin_refused_in_the_agent_shape_only) {
+  ck_assert(check_no_container_plugin("", false).ok());
+  ck_assert(check_no_container_plugin("--container-image=ubuntu:24.04", true).ok());  // task shape: Slurm starts each worker
+  const auto r = check_no_container_plugin("--container-image=ubuntu:24.04", false);
+  ck_assert(!r.ok());
+  CK_CONTAINS(r.error(), "--container-image=ubuntu:24.04: ");
+  CK_CONTAINS(r.error(), "srun --ntasks-per-node=<workers per node> --ddp --container-image=ubuntu:24.04");
+}
+END_TEST
+
 Suite* request_suite() {
   return make_suite("request", {ddp_flag_enables_auto_mode, sbatch_exported_flag_arrives_as_null_string,
                                 modes_parse_and_bad_mode_names_the_choices, counts_imply_ddp_and_are_range_checked,
                                 callbacks_are_idempotent, no_ddp_wins_over_inherited_ddp,
                                 validate_catches_contradictions, option_table_usage_starts_with_plugin_tag,
                                 environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
-                                environment_off_and_bad_values, launchers_inside_agent_mode_are_refused});
+                                environment_off_and_bad_values, launchers_inside_agent_mode_are_refused,
+                                container_plugin_refused_in_the_agent_shape_only});
 }
