@@ -104,16 +104,24 @@ mount_at "$root/dev" --rbind /dev
 mount_at "$root/run" -t tmpfs tmpfs
 mount_at "$root/tmp" -t tmpfs tmpfs
 
+# Cluster names of their own (tx..., sd...): the netns clusters of this run
+# then share no interface, namespace, subnet or port with those of a native
+# run or of another suite's chroot, so they can run side by side.
+case $suite in
+  trixie) prefix=tx ;;
+  sid | unstable) prefix=sd ;;
+  *) prefix=${suite:0:2} ;;
+esac
 ctest_args=("$@")
 # Lint (shellcheck) is the same everywhere and runs natively.
 ((${#ctest_args[@]})) || ctest_args=(-LE lint)
 status=0
 rm -rf "$root/var/log/ddp-clusters"
 chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters bash -c '
+  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" bash -c '
     set -euo pipefail
     cd /src/main
-    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF >/dev/null
+    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
     cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
     ctest --test-dir /build --output-on-failure "$@"
   ' chroot-suite "${ctest_args[@]}" || status=$?
