@@ -197,7 +197,7 @@ int remote_init_post_opt(spank_t sp) {
   if (!config)
     st.defer(config.error(), true);
   else
-    st.config = std::move(config).value();
+    st.config = with_plugin_settings(std::move(config).value(), st.args);
   if (auto master = look_up_master(sp, st); !master) st.defer(master.error(), false);
   return 0;
 }

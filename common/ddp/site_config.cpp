@@ -227,17 +227,30 @@ Result<PluginArgs> parse_plugin_args(const std::vector<std::string_view>& args) 
   PluginArgs parsed;
   for (const auto arg : args) {
     const auto eq = arg.find('=');
-    const auto key = arg.substr(0, eq);
-    const auto value = eq == std::string_view::npos ? std::string_view{} : arg.substr(eq + 1);
     const std::string where = "plugstack.conf argument '" + std::string(arg) + "'";
+    if (eq == std::string_view::npos || eq == 0)
+      return fail(where + ": expected agent=PATH, config=PATH or a global ddp.conf setting such as PortRange=LO-HI");
+    const auto key = arg.substr(0, eq);
+    const auto value = arg.substr(eq + 1);
     if (key == "agent" || key == "config") {
       if (value.empty() || value.front() != '/') return fail(where + ": use an absolute path");
       (key == "agent" ? parsed.agent : parsed.config) = std::string(value);
-    } else {
-      return fail(where + " is unknown; spank_ddp.so takes agent=PATH and config=PATH");
+    } else if (iequals(key, "PartitionName") || iequals(key, "NodeName")) {
+      return fail(where + ": settings for some partitions or nodes belong in the site config file (config=PATH)");
+    } else if (auto ok = apply_word(parsed.settings, key, value); !ok) {
+      return fail(where + ": " + ok.error());
     }
   }
   return parsed;
+}
+
+SiteConfig with_plugin_settings(SiteConfig config, const PluginArgs& args) {
+  if (args.settings == SettingsPatch{}) return config;
+  ConfigLine line;
+  line.patch = args.settings;
+  line.origin = "plugstack.conf arguments";
+  config.lines.insert(config.lines.begin(), std::move(line));
+  return config;
 }
 
 namespace {

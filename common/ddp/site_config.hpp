@@ -108,10 +108,18 @@ bool is_contract_variable(std::string_view name);
 struct PluginArgs {
   std::optional<std::string> agent;   // agent=PATH
   std::optional<std::string> config;  // config=PATH
+  // Any global setting of the site config (PortRange=, Env=, ...), for sites
+  // whose nodes get plugstack.conf from slurmctld and no other file
+  // (configless); it reads as the site config's first line, so the file can
+  // still override it.
+  SettingsPatch settings;
   bool operator==(const PluginArgs&) const = default;
 };
 
 // The words after the plugin path on its plugstack.conf line.
 Result<PluginArgs> parse_plugin_args(const std::vector<std::string_view>& args);
+
+// The site config with the plugstack.conf settings in front.
+SiteConfig with_plugin_settings(SiteConfig config, const PluginArgs& args);
 
 }  // namespace ddp

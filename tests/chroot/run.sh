@@ -30,6 +30,11 @@ command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
   check iproute2 util-linux procps binutils groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox)
+# What only some suites have, for the tests that are registered only where it
+# is found: apptainer (integration.apptainer) is in sid but not in trixie.
+case $suite in
+  sid | unstable) packages+=(apptainer) ;;
+esac
 aptopts=()
 # sid's Release file in the archive can be past its Valid-Until date.
 [[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')

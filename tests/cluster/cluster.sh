@@ -4,7 +4,7 @@
 #
 #   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I] [--ib]
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
-#                     [--cli-filter FILE] [--task-prolog FILE]
+#                     [--cli-filter FILE] [--task-prolog FILE] [--configless]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
@@ -29,7 +29,13 @@
 #   - optionally (--cli-filter FILE) FILE as cli_filter.lua next to slurm.conf and
 #     CliFilterPlugins=cli_filter/lua in it, so this cluster's srun/salloc/sbatch
 #     run that Lua script before they submit (conf/cli_filter.lua, for example);
-#   - optionally (--task-prolog FILE) TaskProlog=FILE in slurm.conf.
+#   - optionally (--task-prolog FILE) TaskProlog=FILE in slurm.conf;
+#   - optionally (--configless) a configless site: slurmctld with
+#     SlurmctldParameters=enable_configless, each slurmd started with
+#     --conf-server and no config file, so it runs on the files slurmctld
+#     ships (slurm.conf, gres.conf, plugstack.conf, ...), kept in its
+#     SlurmdSpoolDir/conf-cache; clients (srun) still read the cluster's
+#     directory, as a login node with the config files does.
 #
 # Several clusters run side by side when their names and indices differ. `down`
 # removes only what `up` recorded in the cluster's directory, in reverse order, so
@@ -47,6 +53,7 @@ agent=
 plugstack=
 cli_filter=
 task_prolog=
+configless=0
 ib=0
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -67,6 +74,7 @@ while (($#)); do
     --cli-filter) cli_filter=$2; shift 2 ;;
     --task-prolog) task_prolog=$2; shift 2 ;;
     --ib) ib=1; shift ;;
+    --configless) configless=1; shift ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
   esac
@@ -99,6 +107,8 @@ need_root() { [[ $(id -u) -eq 0 ]] || die "$cmd needs root (network namespaces, 
 
 write_configs() {
   local host last; host=$(hostname -s); last=$((nodes - 1))
+  local auth_type=auth/none cred_type=cred/none
+  ((configless)) && auth_type=auth/munge cred_type=cred/munge
   local gres_line=
   ((gpus > 0)) && gres_line="Gres=gpu:$gpus"
   cat >"$conf" <<EOF
@@ -111,8 +121,8 @@ SlurmctldPort=$ctld_port
 SlurmdPort=6818
 SlurmUser=root
 SlurmdUser=root
-AuthType=auth/none
-CredType=cred/none
+AuthType=$auth_type
+CredType=$cred_type
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/run/slurmctld.pid
@@ -141,7 +151,6 @@ KillWait=5
 InactiveLimit=0
 MinJobAge=30
 GresTypes=gpu
-PlugStackConfig=$dir/plugstack.conf
 NodeName=$name-n[0-$last] CPUs=4 RealMemory=2000 State=UNKNOWN $gres_line
 EOF
   # NodeAddr takes a list in hostlist order: node I gets address .(10+I).
@@ -174,6 +183,14 @@ EOF
     cp "$cli_filter" "$dir/cli_filter.lua"
     echo "CliFilterPlugins=cli_filter/lua" >>"$conf"
   fi
+  # plugstack.conf lies next to slurm.conf, where Slurm looks by default; a
+  # configless slurmd reads the copy in its cache, which an absolute
+  # PlugStackConfig= would override with the path on the node.
+  if ((configless)); then
+    echo "SlurmctldParameters=enable_configless" >>"$conf"
+  else
+    echo "PlugStackConfig=$dir/plugstack.conf" >>"$conf"
+  fi
   if [[ -n $task_prolog ]]; then
     [[ -x $task_prolog ]] || die "--task-prolog $task_prolog is not an executable file"
     echo "TaskProlog=$task_prolog" >>"$conf"
@@ -191,6 +208,25 @@ wait_for_nodes() {
   SLURM_CONF=$conf sinfo -N -l >&2 || true
   tail -n 20 "$dir"/log/*.log >&2 || true
   return 1
+}
+
+# A configless slurmd asks slurmctld for its config before it has read any,
+# with Slurm's built-in default authentication: munge, at munge's default
+# socket. A munged already there (a site's) is used as it is; otherwise this
+# cluster starts its own, with a fresh key, and stops it at `down`.
+start_munge() {
+  local sock=/run/munge/munge.socket.2
+  if [[ -S $sock ]] && munge -n </dev/null >/dev/null 2>&1; then return 0; fi
+  command -v munged >/dev/null || die "'munged' not found: run packaging/install-deps.sh"
+  mkdir -p /run/munge "$dir/munge"
+  chmod 755 /run/munge
+  chmod 700 "$dir/munge"
+  head -c 1024 /dev/urandom >"$dir/munge/munge.key"
+  chmod 400 "$dir/munge/munge.key"
+  munged --force --socket="$sock" --key-file="$dir/munge/munge.key" --pid-file="$dir/run/munged.pid" \
+    --log-file="$dir/log/munged.log" --seed-file="$dir/munge/munged.seed" ||
+    die "munged did not start: $(tail -n 3 "$dir/log/munged.log" 2>/dev/null)"
+  created pidfile "$dir/run/munged.pid"
 }
 
 cmd_up() {
@@ -247,6 +283,7 @@ cmd_up() {
   done
 
   write_configs
+  ((configless)) && start_munge
 
   # DDP_TEST_PRELOAD (tests/sanitize.sh: the ASan runtime) goes into the
   # daemons only, so slurmstepd can host a sanitized spank_ddp.so.
@@ -258,8 +295,10 @@ cmd_up() {
   for ((i = 0; i < nodes; i++)); do
     # nsenter, not `ip netns exec`: the latter remounts /sys, and slurmd then
     # fails with "No filesystem mounted on /sys/fs/cgroup".
+    local conf_from=(-f "$conf")
+    ((configless)) && conf_from=(--conf-server "$subnet.1:$ctld_port")
     nsenter --net="/var/run/netns/$(netns_name "$i")" \
-      "${preload[@]}" slurmd -N "$(node_name "$i")" -f "$conf"
+      "${preload[@]}" slurmd -N "$(node_name "$i")" "${conf_from[@]}"
     created pidfile "$dir/run/slurmd-$(node_name "$i").pid"
   done
   wait_for_nodes
@@ -272,7 +311,8 @@ our_pid() {
   local pidfile=$1 pid
   [[ -s $pidfile ]] || return 1
   pid=$(cat "$pidfile")
-  [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -q -- "$conf" || return 1
+  [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -q -e "$dir/" -e "$subnet.1:$ctld_port" ||
+    return 1
   echo "$pid"
 }
 
@@ -301,6 +341,9 @@ cmd_down() {
     mkdir -p "$SLURM_DDP_CLUSTER_LOGS/$name"
     cp -r "$dir/log/." "$SLURM_DDP_CLUSTER_LOGS/$name/" 2>/dev/null || true
   fi
+  # A configless slurmd points /run/slurm/conf at its config cache (the last
+  # one started wins); clients would read a removed cluster's files from there.
+  if [[ -L /run/slurm/conf && $(readlink /run/slurm/conf) == "$dir"/* ]]; then rm -f /run/slurm/conf; fi
   # Then, in reverse creation order: namespaces (killing every job process
   # still inside them), links, and last the directory.
   tac "$record" | while read -r kind what; do

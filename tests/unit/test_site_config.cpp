@@ -127,9 +127,39 @@ START_TEST(plugin_args_agent_and_config) {
   CK_STR_EQ(*a->agent, "/usr/bin/ddp-agent");
   CK_STR_EQ(*a->config, "/etc/slurm/ddp.conf");
   ck_assert(parse_plugin_args({}).ok());
-  CK_CONTAINS(parse_plugin_args({"agnet=/x"}).error(), "agent=PATH and config=PATH");
+  CK_CONTAINS(parse_plugin_args({"agnet=/x"}).error(), "unknown key 'agnet'");
   CK_CONTAINS(parse_plugin_args({"agent=relative"}).error(), "absolute path");
   ck_assert(!parse_plugin_args({"agent"}).ok());
+}
+END_TEST
+
+// Configless nodes get plugstack.conf from slurmctld and no ddp.conf: its
+// global settings can ride on the plugin's line, read as the file's first line.
+START_TEST(plugin_args_carry_global_settings) {
+  const auto a = parse_plugin_args({"agent=/usr/bin/ddp-agent", "PortRange=30000-30999", "Env=NCCL_IB_GID_INDEX=3",
+                                    "ForceEnv=NCCL_NET=IB", "StopGrace=20"});
+  ck_assert_msg(a.ok(), "%s", a.ok() ? "" : a.error().c_str());
+  auto file = parse_site_config("Env=NCCL_IB_GID_INDEX=5\nPartitionName=gpu StopGrace=30\n", "ddp.conf");
+  ck_assert(file.ok());
+  const auto config = with_plugin_settings(*file, *a);
+  ck_assert_uint_eq(config.lines.size(), 3);
+  CK_STR_EQ(config.lines[0].origin, "plugstack.conf arguments");
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  const auto cpu = resolve_settings(config, "cpu", "n1", any);
+  ck_assert_uint_eq(cpu.port_range.first, 30000);
+  ck_assert_uint_eq(cpu.port_range.last, 30999);
+  ck_assert_int_eq(cpu.stop_grace.count(), 20000);
+  ck_assert_uint_eq(cpu.env.size(), 2);
+  CK_STR_EQ(cpu.env[0].value, "5");  // the file's line comes later and wins
+  ck_assert(cpu.env[1].forced);
+  ck_assert_int_eq(resolve_settings(config, "gpu", "n1", any).stop_grace.count(), 30000);
+  // No settings in the arguments: the file alone.
+  ck_assert_uint_eq(with_plugin_settings(*file, PluginArgs{}).lines.size(), 2);
+
+  CK_CONTAINS(parse_plugin_args({"NodeName=gpu1", "Env=A=1"}).error(), "belong in the site config file");
+  CK_CONTAINS(parse_plugin_args({"PortRange=9-1"}).error(), "plugstack.conf argument 'PortRange=9-1': ");
+  CK_CONTAINS(parse_plugin_args({"Env=RANK=1"}).error(), "worker contract");
+  CK_CONTAINS(parse_plugin_args({"StopGrace=5", "StopGrace=6"}).error(), "twice");
 }
 END_TEST
 
@@ -276,7 +306,7 @@ Suite* site_config_suite() {
       "site_config",
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
-       bad_values_are_errors_with_the_fix, plugin_args_agent_and_config,
+       bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,
