@@ -54,20 +54,26 @@ def main():
     body = []
 
     # --- training throughput
-    tj = os.path.join(r, "trainer.json")
-    if os.path.exists(tj):
+    # trainer: natively (Debian 12, PyTorch 1.13); trainer-trixie: the same
+    # comparison in a Debian 13 chroot against PyTorch 2.6 (tests/chroot/run.sh --bench).
+    for name in ("trainer", "trainer-trixie"):
+        tj = os.path.join(r, f"{name}.json")
+        if not os.path.exists(tj):
+            continue
         t = json.load(open(tj))
         import statistics as st
+        torch = t.get("torch", v["torch"])
         for model, rows in t["results"].items():
             metric = "test_accuracy" if model == "mlp" else "test_mse"
             o = st.median([x["samples_per_second"] for x in rows["ours2"]])
             pe = st.median([x["samples_per_second"] for x in rows["peer2"]])
             ratio = rows["ratio"]
             lines.append(f"| training {model}, 2 CPU workers, samples/s | {o:,.0f} ({metric} "
-                         f"{st.median([x[metric] for x in rows['ours2']]):.4f}) | PyTorch DDP {pe:,.0f} "
+                         f"{st.median([x[metric] for x in rows['ours2']]):.4f}) | PyTorch {torch} DDP {pe:,.0f} "
                          f"({st.median([x[metric] for x in rows['peer2']]):.4f}) | {st.median(ratio):.2f}x "
                          f"({min(ratio):.2f}-{max(ratio):.2f}) |")
-        body += ["## Training throughput", "", open(os.path.join(r, "trainer.md")).read().split("\n", 2)[2].strip(), ""]
+        title = "## Training throughput" + ("" if name == "trainer" else f", PyTorch {torch} ({t.get('distro', name)})")
+        body += [title, "", open(os.path.join(r, f"{name}.md")).read().split("\n", 2)[2].strip(), ""]
 
     # --- launch latency
     lj = os.path.join(r, "launch.json")

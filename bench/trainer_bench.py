@@ -7,7 +7,11 @@ all under ddp-agent (the same launcher), 1 BLAS thread per worker, the same
 BLAS (whatever libblas.so.3 points at, reported). Ratios are taken pair by
 pair; medians with min and max. Writes bench/results/trainer.md and .json.
 
-usage: bench/trainer_bench.py [--build DIR] [--repeats N] [--models mlp,ae]"""
+usage: bench/trainer_bench.py [--build DIR] [--repeats N] [--models mlp,ae] [--name trainer]
+
+--name names the result files (NAME.md, NAME.json): tests/chroot/run.sh
+--bench runs this in a Debian 13 chroot as trainer-trixie, against PyTorch
+2.6 and trixie's OpenBLAS."""
 import argparse, datetime, json, os, platform, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -69,6 +73,7 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--models", default="mlp,ae")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--name", default="trainer")
     a = p.parse_args()
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     os.makedirs(a.out, exist_ok=True)
@@ -122,10 +127,13 @@ def main():
                       f"dX but for the first layer; batch 64; single-thread OpenBLAS at {gflops:.0f} GFLOP/s) run at "
                       f"{per_core:.0f} samples/s per core, {limit:.0f} on 2 cores (`build/bench/ddp-sgemm-bench`); "
                       f"ddp-train with 2 workers reaches {med / limit:.0%} of it."]
-    with open(os.path.join(a.out, "trainer.md"), "w") as f:
+    distro = platform.freedesktop_os_release().get("PRETTY_NAME", "unknown")
+    lines[2] = lines[2].replace(f"on {platform.node()} ", f"on {platform.node()} ({distro}) ", 1)
+    with open(os.path.join(a.out, f"{a.name}.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
-    with open(os.path.join(a.out, "trainer.json"), "w") as f:
-        json.dump({"when": when, "sgemm_gflops": gflops, "sgemm_samples_per_core": per_core, "results": results}, f, indent=1)
+    with open(os.path.join(a.out, f"{a.name}.json"), "w") as f:
+        json.dump({"when": when, "torch": torch_version, "distro": distro, "sgemm_gflops": gflops,
+                   "sgemm_samples_per_core": per_core, "results": results}, f, indent=1)
     print("\n".join(lines))
 
 

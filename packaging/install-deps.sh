@@ -34,8 +34,9 @@ packages=(
   clang libclang-rt-dev llvm patchelf
   # the integration tests' tools (nm/readelf, strings)
   binutils
-  # the local multi-node cluster: network namespaces, veth, bridge
-  iproute2 util-linux procps
+  # the local multi-node cluster: network namespaces, veth, bridge; munge for
+  # the configless cluster (Slurm's packages pull it in; named for clarity)
+  iproute2 util-linux procps munge
   # PyTorch compatibility tests and the real dataset
   python3 python3-torch dataset-fashion-mnist
   # the GPU kit's check: a minimal Debian chroot (tests/gpu/kit-check.sh)

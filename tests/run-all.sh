@@ -38,7 +38,8 @@ tests/sanitize.sh
 # Current Slurm on real daemons: every test again (lint aside) inside a
 # Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and libraries, where
 # the plugin takes its 23.11+ launch path (tests/chroot/run.sh).
-tests/chroot/run.sh trixie
+# Then its .deb, packed from that build, installed and tested there.
+tests/chroot/run.sh trixie --package
 # And the core of it in Debian unstable (Slurm 26.05, PyTorch 2.14, GCC 16):
 # unit tests, allreduce, sbatch propagation, errors, fail-fast, restarts, the
 # site config, privileges and the launch path.

@@ -4,6 +4,12 @@
 #
 #   tests/chroot/run.sh trixie [CTEST_ARGS...]   # Debian 13: Slurm 24.11, PyTorch 2.6
 #   tests/chroot/run.sh sid -R 'allreduce|fail_fast'
+#   tests/chroot/run.sh trixie --package [CTEST_ARGS...]
+#
+# --package: after the tests, build the suite's .deb from the same build
+# (packaging/build-deb.sh), check it depends on the suite's Slurm release,
+# install it with dpkg, run the core cluster tests against the installed
+# files, and purge it, checking that nothing is left behind.
 #
 # For working on a release by hand: DDP_CHROOT_KEEP=DIR keeps the chroot in
 # DIR after the run (made there if DIR has none yet, else reused as it is, with
@@ -19,8 +25,10 @@
 # CTEST_ARGS every test but lint runs. Needs root.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-suite=${1:?usage: tests/chroot/run.sh SUITE [CTEST_ARGS...]}
+suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [CTEST_ARGS...]}
 shift
+package=0
+[[ ${1:-} == --package ]] && { package=1; shift; }
 mirror=${DDP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=/var/cache/slurm-ddp/apt/$suite
 [[ $(id -u) == 0 ]] || { echo "chroot/run.sh: needs root (chroot, mounts, network namespaces)" >&2; exit 1; }
@@ -29,7 +37,7 @@ command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing
 # What the build and the tests need, by the suite's package names.
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
-  check iproute2 util-linux procps binutils groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox)
+  check iproute2 util-linux procps munge binutils file groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox)
 # What only some suites have, for the tests that are registered only where it
 # is found: apptainer (integration.apptainer) is in sid but not in trixie.
 case $suite in
@@ -122,13 +130,44 @@ ctest_args=("$@")
 ((${#ctest_args[@]})) || ctest_args=(-LE lint)
 status=0
 rm -rf "$root/var/log/ddp-clusters"
-chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" bash -c '
+# Into the chroot by pivot_root in a mount namespace of its own, not by
+# chroot(2): a container runtime inside (apptainer, integration.apptainer)
+# joins the mount namespaces it makes, which puts a process at its namespace's
+# real root; from a plain chroot that is the host's / and apptainer aborts
+# ("Running inside a weak chrooted environment"). Here the chroot is that
+# root. The old root is unmounted with the chroot's python3 (sid's chroot has
+# no umount: package mount is not installed). The mounts made inside (ip
+# netns) stay inside and go with the namespace.
+unshare --mount --propagation private -- bash -c '
+    cd "$1" && mkdir -p .pivot-old && pivot_root . .pivot-old && cd / &&
+    env -i /usr/bin/python3 -I -c "import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True)
+sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.strerror(ctypes.get_errno()))" &&
+    rmdir /.pivot-old && exec "${@:2}"
+  ' enter-chroot "$root" \
+  env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_PACKAGE="$package" bash -c '
     set -euo pipefail
     cd /src/main
-    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
+    # The prefix the package installs to, so that --package packs this build.
+    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+      -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
     cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
     ctest --test-dir /build --output-on-failure "$@"
+    [[ $DDP_PACKAGE == 1 ]] || exit 0
+    BUILD_DIR=/build packaging/build-deb.sh
+    deb=$(ls /build/slurm-ddp_*.deb)
+    release=$(dpkg-query -W -f="\${Version}" slurmd | sed -n "s/^\([0-9]*\.[0-9]*\).*/\1/p")
+    depends=$(dpkg-deb -f "$deb" Depends)
+    [[ $depends == *"slurm-wlm-basic-plugins (>= $release~)"* ]] ||
+      { echo "chroot/run.sh: $deb does not depend on Slurm $release: $depends" >&2; exit 1; }
+    dpkg -i "$deb"
+    cmake -S . -B /build -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=ON >/dev/null
+    ctest --test-dir /build --output-on-failure \
+      -R "integration\.(plugin_loads|allreduce_cpu|sbatch_propagation|launch_path|configless|container_refusal)$"
+    dpkg --purge slurm-ddp >/dev/null
+    left=$(ls /usr/lib/*/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent /etc/slurm/plugstack.conf.d/ddp.conf 2>/dev/null || true)
+    [[ -z $left ]] || { echo "chroot/run.sh: dpkg --purge left $left" >&2; exit 1; }
+    echo "chroot/run.sh: $(basename "$deb") (Depends: $depends) installed, tested and purged"
   ' chroot-suite "${ctest_args[@]}" || status=$?
 if ((status != 0)); then
   # What Slurm's daemons said, for the failures above.
