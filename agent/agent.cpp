@@ -13,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <optional>
 
 #include "coordinator.hpp"
@@ -85,7 +86,12 @@ std::string host_name() {
   return buf;
 }
 
-enum class State { Rendezvous, Monitor, WaitOrders, Done };
+enum class State { Rendezvous, Monitor, Stopping, WaitOrders, Done };
+
+using Clock = std::chrono::steady_clock;
+// After SIGKILL, how long to wait for the kernel to end a worker (one stuck in
+// uninterruptible I/O, say) before the agent goes on without it.
+constexpr std::chrono::seconds kKillWait{5};
 
 class Agent {
  public:
@@ -101,7 +107,11 @@ class Agent {
   void on_done(int code, const std::string& cause);
   void on_lost(const std::string& why);
   void on_worker_exits();
-  void stop_workers();
+  void stop_workers(std::function<void()> then, int first_signal = SIGTERM);
+  void report_stopped();
+  void finish_after_stop(int code);
+  void tick_stopping();
+  void stopped();
   void finish(int code);
   Status start_workers();
   void watch_output();
@@ -118,6 +128,16 @@ class Agent {
   std::string host_;
   std::string ifname_;
   std::string error_dir_;
+  // Stopping the workers is a state of the event loop, not a wait: the first
+  // signal now, SIGKILL when the grace is over, `then` once the last worker is
+  // reaped. Heartbeats, the coordinator and the workers' output (a checkpoint
+  // being written, its log lines) go on meanwhile.
+  struct Stopping {
+    Clock::time_point kill_at;
+    std::optional<Clock::time_point> given_up_at;  // SIGKILL sent; wait at most until then
+    std::function<void()> then;
+  };
+  std::optional<Stopping> stopping_;
   State state_ = State::Rendezvous;
   std::uint32_t attempt_ = 0;
   bool failure_reported_ = false;
@@ -180,10 +200,42 @@ void Agent::watch_output() {
   }
 }
 
-void Agent::stop_workers() {
+void Agent::stop_workers(std::function<void()> then, int first_signal) {
+  if (stopping_) {  // already stopping: the newer decision says what comes after
+    stopping_->then = std::move(then);
+    return;
+  }
+  state_ = State::Stopping;
+  stopping_ = Stopping{Clock::now() + config_.grace, std::nullopt, std::move(then)};
+  group_.signal_all(first_signal);
+  tick_stopping();
+}
+
+// From the loop (every 100 ms) and on SIGCHLD while stopping.
+void Agent::tick_stopping() {
+  if (!stopping_) return;
+  group_.reap();
+  if (group_.running() == 0) return stopped();
+  const auto now = Clock::now();
+  if (!stopping_->given_up_at && now >= stopping_->kill_at) {
+    if (plan_.verbose)
+      spdlog::warn("node {}: {} worker(s) still running after the {} ms grace: SIGKILL", plan_.node_rank,
+                   group_.running(), config_.grace.count());
+    group_.signal_all(SIGKILL);
+    stopping_->given_up_at = now + kKillWait;
+  } else if (stopping_->given_up_at && now >= *stopping_->given_up_at) {
+    spdlog::warn("node {}: {} worker(s) did not end {} s after SIGKILL (stuck in the kernel?); going on without them",
+                 plan_.node_rank, group_.running(), kKillWait.count());
+    stopped();
+  }
+}
+
+void Agent::stopped() {
   for (const int fd : output_.read_fds()) loop_.remove(fd);
-  group_.stop(config_.grace);
   output_.drain();
+  auto then = std::move(stopping_->then);
+  stopping_.reset();
+  then();
 }
 
 void Agent::on_start(const StartOrder& order) {
@@ -208,15 +260,14 @@ void Agent::on_start(const StartOrder& order) {
     // Tell the others; this node's "worker" failed to start.
     client_->report_failure({attempt_, plan_.rank_base, 0, 1, "could not be started: " + ok.error(),
                              local_time(std::chrono::system_clock::now()), "", ""});
-    stop_workers();
-    client_->report_stopped(attempt_);
-    state_ = State::WaitOrders;
+    stop_workers([this] { report_stopped(); });
     return;
   }
   state_ = State::Monitor;
 }
 
 void Agent::on_worker_exits() {
+  if (state_ == State::Stopping) return tick_stopping();
   for (const auto& exit : group_.reap()) {
     if (!exit.failed() || state_ != State::Monitor || failure_reported_) continue;
     // The first failure on this node: report it, then stop our other workers
@@ -232,9 +283,7 @@ void Agent::on_worker_exits() {
     client_->report_failure({attempt_, plan_.rank_base + exit.local_rank, exit.local_rank, exit.status_code(),
                              exit.describe(), local_time(exit.when), tail, std::filesystem::exists(file) ? file : ""});
     exit_code_ = exit.status_code();
-    stop_workers();
-    client_->report_stopped(attempt_);
-    state_ = State::WaitOrders;
+    stop_workers([this] { report_stopped(); });
     return;
   }
   if (state_ == State::Monitor && group_.running() == 0) {
@@ -246,24 +295,33 @@ void Agent::on_worker_exits() {
 
 void Agent::on_stop(std::uint32_t attempt) {
   if (state_ != State::Monitor || attempt != attempt_) return;
-  stop_workers();
+  stop_workers([this] { report_stopped(); });
+}
+
+void Agent::report_stopped() {
   client_->report_stopped(attempt_);
   state_ = State::WaitOrders;
 }
 
+// Ends the run with `code` once no worker runs.
+void Agent::finish_after_stop(int code) {
+  if (stopping_ || group_.running() > 0)
+    stop_workers([this, code] { finish(code); });
+  else
+    finish(code);
+}
+
 void Agent::on_done(int code, const std::string& cause) {
-  if (group_.running() > 0) stop_workers();
   // One root cause for the whole job: node 0's agent prints it.
   if (!cause.empty() && coordinator_) spdlog::error("root cause: {}", cause);
   if (!cause.empty() && !coordinator_ && plan_.verbose) spdlog::info("stopping: {}", cause);
-  finish(code);
+  finish_after_stop(code);
 }
 
 void Agent::on_lost(const std::string& why) {
   lost_ = true;
-  if (group_.running() > 0) stop_workers();
   spdlog::error("{}", why);
-  finish(exit_code_ ? exit_code_ : 1);
+  finish_after_stop(exit_code_ ? exit_code_ : 1);
 }
 
 void Agent::finish(int code) {
@@ -277,14 +335,21 @@ void Agent::on_signal() {
       on_worker_exits();
     } else if (sig == SIGPIPE) {
       continue;
-    } else {
-      group_.signal_all(sig);
-      if (terminating(sig) && state_ != State::Done) {
-        if (plan_.verbose)
-          spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
-        stop_signal_ = sig;
-        stop_workers();
-        finish(128 + sig);
+    } else if (!terminating(sig)) {
+      group_.signal_all(sig);  // USR1/USR2: the run goes on
+    } else if (stop_signal_) {
+      // A second terminating signal (Ctrl-C twice, scancel again): no more grace.
+      group_.signal_all(SIGKILL);
+      if (stopping_) stopping_->kill_at = Clock::now();
+    } else if (state_ != State::Done) {
+      if (plan_.verbose)
+        spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
+      stop_signal_ = sig;
+      if (stopping_) {
+        stopping_->then = [this, sig] { finish(128 + sig); };
+      } else {
+        // The signal itself is the workers' first: SIGINT stays SIGINT.
+        stop_workers([this, sig] { finish(128 + sig); }, sig);
       }
     }
   }
@@ -350,7 +415,8 @@ int Agent::run() {
       return 1;
     }
     if (plan_.verbose)
-      spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}", host_, plan_.nnodes, coordinator_->port());
+      spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}, stop grace {} ms", host_, plan_.nnodes,
+                   coordinator_->port(), config_.grace.count());
   }
 
   ClientConfig cfg;
@@ -372,16 +438,16 @@ int Agent::run() {
                          [this](const std::string& why) { on_lost(why); }});
   client_->begin();
 
-  using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> linger_until;
   for (;;) {
     if (auto ok = loop_.run_once(std::chrono::milliseconds(100)); !ok) {
       spdlog::error("{}", ok.error());
-      stop_workers();
+      group_.stop(config_.grace);
       return 1;
     }
     if (coordinator_) coordinator_->tick();
     client_->tick();
+    tick_stopping();
     if (state_ != State::Done) continue;
     if (!coordinator_ || stop_signal_ || lost_) break;
     // Node 0 hosts the coordinator until the verdict, then stays until every
@@ -393,7 +459,8 @@ int Agent::run() {
     if (!linger_until) linger_until = Clock::now() + std::chrono::milliseconds(1000);
     if (Clock::now() >= *linger_until) break;
   }
-  if (group_.running() > 0) stop_workers();
+  if (group_.running() > 0) group_.stop(config_.grace);
+  output_.drain();
   if (exit_code_ == 0) {
     std::error_code ec;
     std::filesystem::remove_all(error_dir_, ec);

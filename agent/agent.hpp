@@ -2,7 +2,7 @@
 // but job-wide: every node's agent follows the orders of one coordinator
 // (coordinator.hpp, on node 0), so all nodes start, stop and restart together.
 //
-//   Rendezvous -> Monitor -> WaitOrders -> (Monitor ...) -> Done
+//   Rendezvous -> Monitor -> Stopping -> WaitOrders -> (Monitor ...) -> Done
 //
 // Rendezvous: connect to the coordinator, prove the step's secret, JOIN with
 //             this node's worker count; START brings ranks and MASTER_*.
@@ -11,6 +11,10 @@
 //             is reported (FAIL) and the node's workers are stopped at once;
 //             STOP from the coordinator (a failure elsewhere, a lost node)
 //             stops them too.
+// Stopping:   SIGTERM sent (or the terminating signal the agent got), SIGKILL
+//             at the end of the grace; the loop keeps serving meanwhile:
+//             heartbeats, node 0's coordinator, the workers' output. Then
+//             STOPPED to the coordinator (or Done, when the run is over).
 // WaitOrders: stopped; the coordinator answers with START (a new attempt on a
 //             fresh MASTER_PORT) or DONE (the verdict and the one root cause).
 // Done:       exit with the verdict's code. All workers exiting 0 ends the run

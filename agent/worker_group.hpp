@@ -62,7 +62,9 @@ class WorkerGroup {
 
   void signal_all(int sig);  // to each running worker's process group
   std::size_t running() const;
-  // SIGTERM to every running worker, `grace` to end, then SIGKILL; reaps all.
+  // Blocking: SIGTERM to every running worker, `grace` to end, then SIGKILL;
+  // reaps all. For the end of the agent; while it serves, the agent stops its
+  // workers without blocking (signal_all, reap, signal_all(SIGKILL)).
   void stop(std::chrono::milliseconds grace);
 
  private:

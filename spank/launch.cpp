@@ -53,7 +53,8 @@ void say_plan(const NodePlan& plan) {
     say("step " + plan.run_id + ": " + std::to_string(plan.nnodes) + " node(s), " + std::to_string(plan.world_size) +
         " " + std::string(to_string(plan.mode)) + " worker(s), MASTER_ADDR=" + plan.master_addr +
         " MASTER_PORT=" + std::to_string(plan.master_port) +
-        (plan.nnodes > 1 ? ", rendezvous port " + std::to_string(plan.rdzv_port) : std::string()));
+        (plan.nnodes > 1 ? ", rendezvous port " + std::to_string(plan.rdzv_port) : std::string()) +
+        ", stop grace " + std::to_string(plan.stop_grace_ms) + " ms");
   for (std::uint32_t i = 0; i < plan.nproc; ++i) {
     std::string line = "node " + std::to_string(plan.node_rank) + " worker " + std::to_string(i) + " (rank " +
                        std::to_string(plan.rank_base + i) + ")";

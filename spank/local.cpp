@@ -1,8 +1,10 @@
 // srun, salloc and sbatch (the local and allocator contexts), as the user.
 #include <cstdlib>
+#include <string>
 
 #include "ddp/rdzv_protocol.hpp"
 #include "log.hpp"
+#include "slurm.hpp"
 #include "state.hpp"
 
 namespace ddp::spank {
@@ -24,6 +26,16 @@ int make_step_secret() {
   return 0;
 }
 
+// srun: Slurm's KillWait, once per step here rather than by every node, for
+// the agents' default stop grace (stop_grace_for). Travels like the secret.
+// Unknown (slurmctld did not answer): the nodes assume Slurm's default.
+void export_kill_wait() {
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) return;
+  ::setenv("SLURM_DDP_KILL_WAIT", std::to_string(conf->kill_wait).c_str(), 1);
+  slurm_compat::free_conf(conf);
+}
+
 }  // namespace
 
 int local_init_post_opt(spank_t) {
@@ -42,8 +54,9 @@ int local_init_post_opt(spank_t) {
     error(status.error());
     return -1;  // srun/sbatch stops here, before anything is allocated
   }
-  if (spank_context() == S_CTX_LOCAL && state().request.active()) return make_step_secret();
-  return 0;
+  if (spank_context() != S_CTX_LOCAL || !state().request.active()) return 0;
+  export_kill_wait();
+  return make_step_secret();
 }
 
 }  // namespace ddp::spank

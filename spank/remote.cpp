@@ -110,7 +110,7 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.rdzv_timeout_ms = std::uint32_t(st.settings.rdzv_timeout.count());
   plan.heartbeat_timeout_ms = std::uint32_t(st.settings.heartbeat_timeout.count());
   plan.max_restarts = st.request.restarts;
-  plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.count());
+  plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.value_or(stop_grace_for(facts.kill_wait)).count());
   plan.verbose = st.request.verbose;
   plan.export_ib_hca = st.settings.export_ib_hca;
   plan.placements = place_workers(st.settings, plan, facts, st.warnings);

@@ -52,4 +52,14 @@ inline spank_err_t prepend_task_argv(spank_t sp, int argc, const char* argv[]) {
 #endif
 }
 
+// 26.05 renamed slurm_free_ctl_conf() (slurm_load_ctl_conf's counterpart) to
+// slurm_free_conf().
+inline void free_conf(slurm_conf_t* conf) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+  slurm_free_conf(conf);
+#else
+  slurm_free_ctl_conf(conf);
+#endif
+}
+
 }  // namespace ddp::spank::slurm_compat

@@ -135,6 +135,8 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
   f.visible_gpus = split_commas(job_getenv(sp, "CUDA_VISIBLE_DEVICES").value_or(""));
   f.local_rank_set = job_getenv(sp, "LOCAL_RANK").has_value();
   f.container = container_request(sp);
+  if (const auto wait = job_getenv(sp, "SLURM_DDP_KILL_WAIT"))
+    if (const auto s = parse_uint(*wait, 0, 65535, "SLURM_DDP_KILL_WAIT")) f.kill_wait = std::chrono::seconds(*s);
 
   int argc = 0;
   char** argv = nullptr;

@@ -3,6 +3,7 @@
 // after works on these values.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,6 +29,7 @@ struct StepFacts {
   std::vector<std::string> argv;          // the step's command line
   bool local_rank_set = false;            // LOCAL_RANK already in the step's environment
   std::string container;                  // a container plugin's request (pyxis), as given; empty if none
+  std::optional<std::chrono::seconds> kill_wait;  // Slurm's KillWait, as srun read it (SLURM_DDP_KILL_WAIT)
 
   const std::string& node() const { return nodes[node_id]; }
 };

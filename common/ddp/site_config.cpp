@@ -223,6 +223,13 @@ Settings resolve_settings(const SiteConfig& config, const std::string& partition
   return settings;
 }
 
+std::chrono::milliseconds stop_grace_for(std::optional<std::chrono::seconds> kill_wait) {
+  using std::chrono::milliseconds;
+  const milliseconds wait = kill_wait.value_or(std::chrono::seconds(30));
+  const milliseconds margin = std::max(milliseconds(2000), wait / 10);
+  return std::clamp(wait - margin, milliseconds(1000), milliseconds(60000));
+}
+
 Result<PluginArgs> parse_plugin_args(const std::vector<std::string_view>& args) {
   PluginArgs parsed;
   for (const auto arg : args) {

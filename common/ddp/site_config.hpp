@@ -67,7 +67,7 @@ struct SiteConfig {
 struct Settings {
   std::optional<std::string> agent;  // absent: plugstack's agent= or the built-in path
   PortRange port_range{20000, 29999};
-  std::chrono::milliseconds stop_grace{5000};             // the agent's SIGTERM -> SIGKILL grace
+  std::optional<std::chrono::milliseconds> stop_grace;    // SIGTERM -> SIGKILL; unset: stop_grace_for(KillWait)
   std::chrono::milliseconds rdzv_timeout{60000};          // all nodes' agents must meet within this
   std::chrono::milliseconds heartbeat_timeout{5000};      // a node silent this long is lost
   bool bind_cpus = true;                                  // pin workers to the cores near their GPU
@@ -78,6 +78,13 @@ struct Settings {
   std::vector<EnvSetting> env;   // one entry per name, the winning one
   bool operator==(const Settings&) const = default;
 };
+
+// The agents' SIGTERM -> SIGKILL grace when the site sets no StopGrace: Slurm's
+// KillWait (its own grace between SIGTERM and SIGKILL for a step it ends;
+// 30 s when unknown) less a margin of 10%, at least 2 s, so the agents end
+// their workers and report before Slurm kills them all; between 1 and 60 s (a
+// failure elsewhere should not wait minutes for a worker that ignores SIGTERM).
+std::chrono::milliseconds stop_grace_for(std::optional<std::chrono::seconds> kill_wait);
 
 // Parses the text of a config file; `origin` names it in messages.
 Result<SiteConfig> parse_site_config(std::string_view text, std::string_view origin);

@@ -11,6 +11,13 @@
 # install it with dpkg, run the core cluster tests against the installed
 # files, and purge it, checking that nothing is left behind.
 #
+#   tests/chroot/run.sh trixie --bench       # bench/run.sh runs this
+#
+# --bench: instead of the tests, the training comparison of ddp-train against
+# the suite's PyTorch (bench/trainer_bench.py, REPEATS pairs, default 3), with
+# the suite's OpenBLAS on both sides; the results come back as
+# bench/results/trainer-SUITE.{md,json}.
+#
 # For working on a release by hand: DDP_CHROOT_KEEP=DIR keeps the chroot in
 # DIR after the run (made there if DIR has none yet, else reused as it is, with
 # the source copied in afresh), so the next run skips mmdebstrap.
@@ -27,8 +34,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [CTEST_ARGS...]}
 shift
-package=0
+package=0 bench=0
 [[ ${1:-} == --package ]] && { package=1; shift; }
+[[ ${1:-} == --bench ]] && { bench=1; shift; }
 mirror=${DDP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=/var/cache/slurm-ddp/apt/$suite
 [[ $(id -u) == 0 ]] || { echo "chroot/run.sh: needs root (chroot, mounts, network namespaces)" >&2; exit 1; }
@@ -145,13 +153,18 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     rmdir /.pivot-old && exec "${@:2}"
   ' enter-chroot "$root" \
   env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_PACKAGE="$package" bash -c '
+  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_SUITE="$suite" DDP_PACKAGE="$package" DDP_BENCH="$bench" \
+  REPEATS="${REPEATS:-3}" bash -c '
     set -euo pipefail
     cd /src/main
     # The prefix the package installs to, so that --package packs this build.
     cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr \
       -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
     cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
+    if [[ $DDP_BENCH == 1 ]]; then
+      exec python3 bench/trainer_bench.py --build /build --repeats "$REPEATS" --out /src/results \
+        --name "trainer-$DDP_SUITE"
+    fi
     ctest --test-dir /build --output-on-failure "$@"
     [[ $DDP_PACKAGE == 1 ]] || exit 0
     BUILD_DIR=/build packaging/build-deb.sh
@@ -169,6 +182,10 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     [[ -z $left ]] || { echo "chroot/run.sh: dpkg --purge left $left" >&2; exit 1; }
     echo "chroot/run.sh: $(basename "$deb") (Depends: $depends) installed, tested and purged"
   ' chroot-suite "${ctest_args[@]}" || status=$?
+if ((bench && status == 0)); then
+  cp "$root/src/results/trainer-$suite".{md,json} "$repo/bench/results/"
+  echo "chroot/run.sh: wrote bench/results/trainer-$suite.md"
+fi
 if ((status != 0)); then
   # What Slurm's daemons said, for the failures above.
   for log in "$root"/var/log/ddp-clusters/*/*.log; do

@@ -49,7 +49,7 @@ START_TEST(slurm_style_words_keys_case_insensitive) {
   const auto s = resolve_settings(c, "p", "n", slurm_match);
   ck_assert_str_eq(s.agent->c_str(), "/opt/ddp/bin/ddp-agent");
   ck_assert(s.port_range == (PortRange{21000, 21999}));
-  ck_assert_int_eq(s.stop_grace.count(), 12000);
+  ck_assert_int_eq(s.stop_grace->count(), 12000);
   ck_assert_int_eq(s.rdzv_timeout.count(), 90000);
   ck_assert_int_eq(s.heartbeat_timeout.count(), 3000);
   ck_assert(!s.bind_cpus);
@@ -135,6 +135,20 @@ END_TEST
 
 // Configless nodes get plugstack.conf from slurmctld and no ddp.conf: its
 // global settings can ride on the plugin's line, read as the file's first line.
+// Without StopGrace, the agents stop their workers within Slurm's KillWait.
+START_TEST(stop_grace_follows_kill_wait) {
+  using std::chrono::seconds;
+  ck_assert_int_eq(stop_grace_for(seconds(30)).count(), 27000);   // Slurm's default: 10% margin
+  ck_assert_int_eq(stop_grace_for(std::nullopt).count(), 27000);  // unknown: as the default
+  ck_assert_int_eq(stop_grace_for(seconds(5)).count(), 3000);     // at least 2 s of margin
+  ck_assert_int_eq(stop_grace_for(seconds(2)).count(), 1000);     // never below 1 s
+  ck_assert_int_eq(stop_grace_for(seconds(0)).count(), 1000);
+  ck_assert_int_eq(stop_grace_for(seconds(120)).count(), 60000);  // capped
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  ck_assert(!resolve_settings(SiteConfig{}, "p", "n", any).stop_grace);  // unset unless the site sets it
+}
+END_TEST
+
 START_TEST(plugin_args_carry_global_settings) {
   const auto a = parse_plugin_args({"agent=/usr/bin/ddp-agent", "PortRange=30000-30999", "Env=NCCL_IB_GID_INDEX=3",
                                     "ForceEnv=NCCL_NET=IB", "StopGrace=20"});
@@ -148,11 +162,11 @@ START_TEST(plugin_args_carry_global_settings) {
   const auto cpu = resolve_settings(config, "cpu", "n1", any);
   ck_assert_uint_eq(cpu.port_range.first, 30000);
   ck_assert_uint_eq(cpu.port_range.last, 30999);
-  ck_assert_int_eq(cpu.stop_grace.count(), 20000);
+  ck_assert_int_eq(cpu.stop_grace->count(), 20000);
   ck_assert_uint_eq(cpu.env.size(), 2);
   CK_STR_EQ(cpu.env[0].value, "5");  // the file's line comes later and wins
   ck_assert(cpu.env[1].forced);
-  ck_assert_int_eq(resolve_settings(config, "gpu", "n1", any).stop_grace.count(), 30000);
+  ck_assert_int_eq(resolve_settings(config, "gpu", "n1", any).stop_grace->count(), 30000);
   // No settings in the arguments: the file alone.
   ck_assert_uint_eq(with_plugin_settings(*file, PluginArgs{}).lines.size(), 2);
 
@@ -307,6 +321,7 @@ Suite* site_config_suite() {
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
+       stop_grace_follows_kill_wait,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,
