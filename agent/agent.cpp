@@ -128,6 +128,7 @@ class Agent {
   std::string host_;
   std::string ifname_;
   std::string error_dir_;
+  std::vector<std::uint32_t> workers_per_node_;  // from START, in node-rank order
   // Stopping the workers is a state of the event loop, not a wait: the first
   // signal now, SIGKILL when the grace is over, `then` once the last worker is
   // reaped. Heartbeats, the coordinator and the workers' output (a checkpoint
@@ -159,6 +160,10 @@ Status Agent::start_workers() {
     auto& launch = launches[local];
     launch.env = worker_environment(base, plan_, {local, attempt_}, ifname_);
     launch.env.unset("SLURM_DDP_SECRET");  // the agents', not the workers'
+    // Under Slurm, Slurm's task variables as if each worker were a task
+    // (DDP_KEEP_TASK_ENV=1: the node's one task's, PMI included).
+    if (!config_.standalone && base.get("DDP_KEEP_TASK_ENV") != "1")
+      apply_slurm_worker_view(launch.env, plan_, local, workers_per_node_);
     // torch's @record writes a worker's exception here; the root cause points at it.
     const auto file = error_file(local);
     std::error_code ec;
@@ -246,6 +251,7 @@ void Agent::on_start(const StartOrder& order) {
     return finish(1);
   }
   attempt_ = order.attempt;
+  workers_per_node_ = order.workers_per_node;
   plan_.rank_base = layout->rank_base;
   plan_.world_size = layout->world_size;
   if (order.master_addr != plan_.master_addr) {

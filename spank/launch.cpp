@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -165,6 +166,14 @@ Status become_worker(spank_t sp, const NodePlan& plan) {
   // in this shape there are no agents, and a worker that submits a job would
   // otherwise hand it to slurmctld's state files with its environment.
   if (base.has("SLURM_DDP_SECRET")) spank_unsetenv(sp, "SLURM_DDP_SECRET");
+  if (plan.mode == Mode::Gpu) {
+    const auto visible = base.get("CUDA_VISIBLE_DEVICES").value_or("");
+    const auto count = visible.empty() ? 0 : std::count(visible.begin(), visible.end(), ',') + 1;
+    if (auto ok = check_task_gpu_view(std::size_t(count), std::uint32_t(local), plan.nproc,
+                                      base.get("DDP_ONE_GPU_PER_WORKER") == "1");
+        !ok)
+      return ok;
+  }
   const auto route = route_to(plan.master_addr);
   const auto env = worker_environment(base, plan, {std::uint32_t(local), 0}, route ? route->interface : "");
   for (const auto& [name, value] : env.vars()) {

@@ -194,11 +194,23 @@ Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_
     return fail("--ddp-procs sets CPU workers, but the step runs in GPU mode" + on + "; use --ddp=cpu");
   if (step_gpus == 0)
     return fail("GPU mode, but the step has no GPUs" + on +
-                "; request them (e.g. --gpus-per-task=1) or run CPU workers with --ddp=cpu");
+                "; request them (e.g. --gpus-per-node=" + std::to_string(local_tasks) +
+                ") or run CPU workers with --ddp=cpu");
   if (local_tasks > step_gpus)
     return fail("more workers than GPUs: " + tasks + " but only " + std::to_string(step_gpus) +
                 " GPU(s); use --ntasks-per-node=" + std::to_string(step_gpus) + " or request more GPUs");
   return WorkerCount{Mode::Gpu, local_tasks};
+}
+
+Status check_task_gpu_view(std::size_t visible_gpus, std::uint32_t local_rank, std::uint32_t local_tasks,
+                           bool one_gpu_per_worker) {
+  if (visible_gpus != 1 || local_tasks < 2 || one_gpu_per_worker) return Ok{};
+  const auto example = std::to_string(std::max<std::uint32_t>(local_rank, 1));
+  return fail("each task sees only its own GPU (CUDA_VISIBLE_DEVICES narrowed by --gpus-per-task or --gpu-bind), so "
+              "cuda:LOCAL_RANK (cuda:" + example + " for LOCAL_RANK=" + example +
+              ") does not exist; request GPUs per node instead (--gpus-per-node=" + std::to_string(local_tasks) +
+              ": every task sees them all and cuda:LOCAL_RANK is its own), or, if the script uses cuda:0, "
+              "set DDP_ONE_GPU_PER_WORKER=1");
 }
 
 Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t step_gpus, std::string_view node) {

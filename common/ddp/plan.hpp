@@ -98,6 +98,15 @@ Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t ste
 Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_t step_gpus, std::uint32_t local_tasks,
                                          std::string_view node);
 
+// The task shape in GPU mode, in each task: Slurm narrows a task's
+// CUDA_VISIBLE_DEVICES to its own GPU for --gpus-per-task and --gpu-bind, and
+// then cuda:LOCAL_RANK does not exist for LOCAL_RANK > 0 (the script's
+// torch.cuda.set_device(LOCAL_RANK) fails). Refused, on every task alike, with
+// the fix; `one_gpu_per_worker` (DDP_ONE_GPU_PER_WORKER=1) says the script
+// uses cuda:0, as it must when each worker sees one GPU.
+Status check_task_gpu_view(std::size_t visible_gpus, std::uint32_t local_rank, std::uint32_t local_tasks,
+                           bool one_gpu_per_worker);
+
 
 }  // namespace ddp
 

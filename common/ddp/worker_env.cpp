@@ -54,4 +54,33 @@ Environment worker_environment(const Environment& base, const NodePlan& plan, co
   return env;
 }
 
+std::string slurm_tasks_per_node(const std::vector<std::uint32_t>& counts) {
+  std::string out;
+  for (std::size_t i = 0; i < counts.size();) {
+    std::size_t run = 1;
+    while (i + run < counts.size() && counts[i + run] == counts[i]) ++run;
+    if (!out.empty()) out += ",";
+    out += std::to_string(counts[i]);
+    if (run > 1) out += "(x" + std::to_string(run) + ")";
+    i += run;
+  }
+  return out;
+}
+
+void apply_slurm_worker_view(Environment& env, const NodePlan& plan, std::uint32_t local_rank,
+                             const std::vector<std::uint32_t>& workers_per_node) {
+  const auto n = [](std::uint64_t v) { return std::to_string(v); };
+  env.set("SLURM_PROCID", n(plan.rank_base + local_rank));
+  env.set("SLURM_LOCALID", n(local_rank));
+  for (const char* name : {"SLURM_NTASKS", "SLURM_NPROCS", "SLURM_STEP_NUM_TASKS"}) env.set(name, n(plan.world_size));
+  env.set("SLURM_NTASKS_PER_NODE", n(plan.nproc));
+  const auto per_node = slurm_tasks_per_node(workers_per_node);
+  env.set("SLURM_TASKS_PER_NODE", per_node);
+  env.set("SLURM_STEP_TASKS_PER_NODE", per_node);
+  std::string gtids;
+  for (std::uint32_t i = 0; i < plan.nproc; ++i) gtids += (i ? "," : "") + n(plan.rank_base + i);
+  env.set("SLURM_GTIDS", gtids);
+  for (const char* prefix : {"PMI_", "PMIX_", "SLURM_PMIX_"}) env.unset_prefix(prefix);
+}
+
 }  // namespace ddp

@@ -45,7 +45,7 @@ command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing
 # What the build and the tests need, by the suite's package names.
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
-  check iproute2 util-linux procps munge binutils file groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox)
+  check iproute2 util-linux mount procps munge binutils file groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox)
 # What only some suites have, for the tests that are registered only where it
 # is found: apptainer (integration.apptainer) is in sid but not in trixie.
 case $suite in
@@ -143,9 +143,9 @@ rm -rf "$root/var/log/ddp-clusters"
 # joins the mount namespaces it makes, which puts a process at its namespace's
 # real root; from a plain chroot that is the host's / and apptainer aborts
 # ("Running inside a weak chrooted environment"). Here the chroot is that
-# root. The old root is unmounted with the chroot's python3 (sid's chroot has
-# no umount: package mount is not installed). The mounts made inside (ip
-# netns) stay inside and go with the namespace.
+# root. The old root is unmounted with the chroot's python3, which every
+# suite's package list has (umount, of package mount, may be missing). The
+# mounts made inside (ip netns) stay inside and go with the namespace.
 unshare --mount --propagation private -- bash -c '
     cd "$1" && mkdir -p .pivot-old && pivot_root . .pivot-old && cd / &&
     env -i /usr/bin/python3 -I -c "import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True)

@@ -49,7 +49,9 @@ expect_in "$OUT" "node=1 tasks=1(x2) gpus=[1] cvd=[0]" "srun --ddp-gpus=1: node 
 
 run env DDP_GPUS=2 srun -N2 bash -c "$node_script"
 expect_rc 0 "DDP_GPUS=2 srun -N2"
-expect_eq "$(grep -c 'tasks=1(x2) gpus=\[2\] cvd=\[0,1\]' <<<"$OUT")" "4" "DDP_GPUS=2 requests 2 GPUs per node too"
+# One task (the agent) per node and 2 GPUs each; every worker sees Slurm's
+# task counts as if it were a task itself: 2 per node.
+expect_eq "$(grep -c 'tasks=2(x2) gpus=\[2\] cvd=\[0,1\]' <<<"$OUT")" "4" "DDP_GPUS=2 requests 2 GPUs per node too"
 
 # An explicit GPU request that is big enough is kept as it is.
 run srun -N2 --gpus-per-node=2 --ddp-gpus=1 bash -c "$node_script"

@@ -44,6 +44,10 @@ declare -A why=(
   # warns about the old name in every worker. Both only matter on GPUs, where
   # the agent ends every worker on the first failure anyway.
   [NCCL_ASYNC_ERROR_HANDLING]=name
+  # torchrun's own --signals-to-handle (PyTorch 2.x), set in its environment
+  # for its agent and inherited by the workers, which do not read it;
+  # ddp-agent's signals are fixed (TERM, INT, HUP, QUIT stop; USR1, USR2 go on).
+  [TORCHELASTIC_SIGNALS_TO_HANDLE]=name
 )
 checked=0
 for rank in 0 1; do

@@ -186,6 +186,23 @@ START_TEST(task_shape_counts_are_slurms_tasks) {
 }
 END_TEST
 
+// --gpus-per-task / --gpu-bind narrow each task to its own GPU: cuda:LOCAL_RANK
+// is gone, so every task refuses alike unless the script says it uses cuda:0.
+START_TEST(task_shape_gpu_per_task_is_refused_with_the_fix) {
+  ck_assert(check_task_gpu_view(2, 1, 2, false).ok());  // --gpus-per-node: every task sees both
+  ck_assert(check_task_gpu_view(1, 0, 1, false).ok());  // one task per node: cuda:0 is LOCAL_RANK 0
+  ck_assert(check_task_gpu_view(1, 1, 2, true).ok());   // DDP_ONE_GPU_PER_WORKER=1
+  ck_assert(check_task_gpu_view(0, 1, 2, false).ok());  // no GPU list: nothing to say here
+  for (std::uint32_t local : {0u, 3u}) {
+    const auto r = check_task_gpu_view(1, local, 4, false);
+    ck_assert(!r.ok());
+    CK_CONTAINS(r.error(), "--gpus-per-node=4");
+    CK_CONTAINS(r.error(), "DDP_ONE_GPU_PER_WORKER=1");
+  }
+  CK_CONTAINS(check_task_gpu_view(1, 3, 4, false).error(), "cuda:3 for LOCAL_RANK=3");
+}
+END_TEST
+
 START_TEST(later_attempts_get_fresh_ports_unless_fixed) {
   NodePlan p;
   p.job_id = 7;
@@ -214,5 +231,6 @@ Suite* plan_suite() {
                port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
                jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
                tasks_per_node_expands_slurm_notation, task_shape_counts_are_slurms_tasks,
-               batch_script_port_differs_from_the_steps, later_attempts_get_fresh_ports_unless_fixed});
+               batch_script_port_differs_from_the_steps, later_attempts_get_fresh_ports_unless_fixed,
+               task_shape_gpu_per_task_is_refused_with_the_fix});
 }

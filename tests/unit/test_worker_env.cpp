@@ -100,8 +100,40 @@ START_TEST(placement_sets_threads_device_order_and_hca) {
 }
 END_TEST
 
+// Agent shape: Slurm's task variables as if srun had started one task per worker.
+START_TEST(slurm_view_per_worker) {
+  Environment env;  // what the node's one task (the agent) got from Slurm
+  for (auto [name, value] : {std::pair{"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "0"}, {"SLURM_NTASKS", "2"},
+                             {"SLURM_NTASKS_PER_NODE", "1"}, {"SLURM_NODEID", "1"}, {"SLURM_TASKS_PER_NODE", "1(x2)"},
+                             {"PMI_RANK", "1"}, {"PMI_FD", "5"}, {"PMIX_RANK", "1"}, {"PMIX_NAMESPACE", "slurm.pmix.9.0"},
+                             {"SLURM_PMIX_MAPPING_SERV", "(vector,(0,2,1))"}, {"SLURM_JOB_ID", "9"}})
+    env.set(name, value);
+  auto plan = two_by_two(1);
+  plan.nproc = 3;
+  plan.rank_base = 3;
+  plan.world_size = 6;
+  apply_slurm_worker_view(env, plan, 2, {3, 3});
+  CK_STR_EQ(get(env, "SLURM_PROCID"), "5");
+  CK_STR_EQ(get(env, "SLURM_LOCALID"), "2");
+  CK_STR_EQ(get(env, "SLURM_NTASKS"), "6");
+  CK_STR_EQ(get(env, "SLURM_NPROCS"), "6");
+  CK_STR_EQ(get(env, "SLURM_STEP_NUM_TASKS"), "6");
+  CK_STR_EQ(get(env, "SLURM_NTASKS_PER_NODE"), "3");
+  CK_STR_EQ(get(env, "SLURM_TASKS_PER_NODE"), "3(x2)");
+  CK_STR_EQ(get(env, "SLURM_STEP_TASKS_PER_NODE"), "3(x2)");
+  CK_STR_EQ(get(env, "SLURM_GTIDS"), "3,4,5");
+  CK_STR_EQ(get(env, "SLURM_NODEID"), "1");  // already the node rank
+  CK_STR_EQ(get(env, "SLURM_JOB_ID"), "9");
+  for (const char* gone : {"PMI_RANK", "PMI_FD", "PMIX_RANK", "PMIX_NAMESPACE", "SLURM_PMIX_MAPPING_SERV"})
+    ck_assert_msg(!env.has(gone), "%s should be removed", gone);
+  CK_STR_EQ(slurm_tasks_per_node({4, 4, 2, 4}), "4(x2),2,4");
+  CK_STR_EQ(slurm_tasks_per_node({1}), "1");
+  CK_STR_EQ(slurm_tasks_per_node({}), "");
+}
+END_TEST
+
 Suite* worker_env_suite() {
   return make_suite("worker_env", {torchrun_contract_variables, contract_owns_ranks_user_owns_tunables,
                                    plan_variables_do_not_reach_workers, single_worker_keeps_default_threads,
-                                   placement_sets_threads_device_order_and_hca});
+                                   placement_sets_threads_device_order_and_hca, slurm_view_per_worker});
 }
