@@ -23,6 +23,7 @@
 #include "ddp/worker_env.hpp"
 #include "event_loop.hpp"
 #include "rdzv_client.hpp"
+#include "requeue.hpp"
 #include "worker_group.hpp"
 
 namespace ddp::agent {
@@ -113,6 +114,8 @@ class Agent {
   void tick_stopping();
   void stopped();
   void finish(int code);
+  void on_warning(int sig);
+  void tick_requeue();
   Status start_workers();
   void watch_output();
   std::string error_file(std::uint32_t local) const;
@@ -139,6 +142,16 @@ class Agent {
     std::function<void()> then;
   };
   std::optional<Stopping> stopping_;
+  // --ddp-requeue, node 0: Slurm's warning came; requeue once every worker
+  // has ended (saved), or at `by` at the latest, then hold until Slurm's
+  // SIGTERM so that srun does not return and the batch script not go on.
+  struct Requeueing {
+    Clock::time_point by;
+    Requeue scontrol;
+    bool done = false;                             // requeued
+    std::optional<Clock::time_point> hold_until;   // after a requeue
+  };
+  std::optional<Requeueing> requeue_;
   State state_ = State::Rendezvous;
   std::uint32_t attempt_ = 0;
   bool failure_reported_ = false;
@@ -335,6 +348,39 @@ void Agent::finish(int code) {
   state_ = State::Done;
 }
 
+// USR1/USR2, which `sbatch --signal` sends ahead of the time limit or a
+// preemption: with --ddp-requeue node 0 requeues the job once the workers
+// have saved and ended, or when RequeueWait is up.
+void Agent::on_warning(int sig) {
+  if (!plan_.requeue || !coordinator_ || config_.standalone || requeue_ || plan_.job_id == 0) return;
+  requeue_.emplace();
+  requeue_->by = Clock::now() + std::chrono::milliseconds(plan_.requeue_wait_ms);
+  spdlog::info("node 0: {} (Slurm's warning): job {} is requeued once every worker has ended, in {} s at most",
+               signal_name(sig), plan_.job_id, plan_.requeue_wait_ms / 1000);
+}
+
+void Agent::tick_requeue() {
+  if (!requeue_ || requeue_->done) return;
+  if (requeue_->scontrol.running()) {
+    const auto result = requeue_->scontrol.poll();
+    if (!result) return;
+    requeue_->done = true;
+    if (*result) {
+      spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", plan_.job_id);
+      requeue_->hold_until = Clock::now() + std::chrono::seconds(60);
+    } else {
+      spdlog::error("cannot requeue job {}: {}", plan_.job_id, result->error());
+    }
+    return;
+  }
+  const bool workers_done = coordinator_->verdict().has_value();
+  if (!workers_done && Clock::now() < requeue_->by) return;
+  if (auto started = requeue_->scontrol.start(plan_.job_id); !started) {
+    requeue_->done = true;
+    spdlog::error("cannot requeue job {}: {}", plan_.job_id, started.error());
+  }
+}
+
 void Agent::on_signal() {
   while (const int sig = signals_.next()) {
     if (sig == SIGCHLD) {
@@ -343,6 +389,12 @@ void Agent::on_signal() {
       continue;
     } else if (!terminating(sig)) {
       group_.signal_all(sig);  // USR1/USR2: the run goes on
+      on_warning(sig);
+    } else if (state_ == State::Done) {
+      // After the verdict (node 0 holding for a requeue, or lingering for
+      // its peers): Slurm's SIGTERM, or the user's, ends it.
+      stop_signal_ = sig;
+      exit_code_ = 128 + sig;
     } else if (stop_signal_) {
       // A second terminating signal (Ctrl-C twice, scancel again): no more grace.
       group_.signal_all(SIGKILL);
@@ -454,8 +506,12 @@ int Agent::run() {
     if (coordinator_) coordinator_->tick();
     client_->tick();
     tick_stopping();
+    tick_requeue();
     if (state_ != State::Done) continue;
     if (!coordinator_ || stop_signal_ || lost_) break;
+    // Requeueing: wait for scontrol, then for Slurm's SIGTERM (the job is
+    // being requeued; returning now would let the batch script go on).
+    if (requeue_ && (!requeue_->done || (requeue_->hold_until && Clock::now() < *requeue_->hold_until))) continue;
     // Node 0 hosts the coordinator until the verdict, then stays until every
     // other agent has read it and hung up (a second at most), so closing its
     // sockets cannot cut a message short.

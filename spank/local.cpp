@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "ddp/parse.hpp"
 #include "ddp/rdzv_protocol.hpp"
 #include "log.hpp"
 #include "slurm.hpp"
@@ -36,6 +37,35 @@ void export_kill_wait() {
   slurm_compat::free_conf(conf);
 }
 
+// srun with --ddp-requeue: Slurm requeues batch jobs only, and only those
+// that may be requeued. Said now, before anything starts, rather than when
+// the warning signal comes, hours in. slurmctld not answering is no reason to
+// refuse: node 0's agent then reports what scontrol says.
+Status check_requeue_possible() {
+  const char* job = std::getenv("SLURM_JOB_ID");
+  if (!job)
+    return fail("--ddp-requeue needs a batch job, and this srun makes its own allocation: Slurm requeues only jobs "
+                "submitted with sbatch; run the srun inside an sbatch script");
+  const auto id = parse_uint(job, 1, 0xffffffffu, "SLURM_JOB_ID");
+  if (!id) return Ok{};
+  job_info_msg_t* info = nullptr;
+  if (slurm_compat::load_job(&info, std::uint32_t(*id)) != SLURM_SUCCESS || !info || info->record_count < 1) {
+    if (info) slurm_free_job_info_msg(info);
+    return Ok{};
+  }
+  const bool batch = info->job_array[0].batch_flag != 0;
+  const bool requeue = info->job_array[0].requeue != 0;
+  slurm_free_job_info_msg(info);
+  if (!batch)
+    return fail("--ddp-requeue: job " + std::string(job) +
+                " was made by salloc or srun, and Slurm requeues batch jobs only; submit the script with sbatch");
+  if (!requeue)
+    return fail("--ddp-requeue: job " + std::string(job) +
+                " may not be requeued (sbatch --no-requeue, or JobRequeue=0 in slurm.conf); submit it with "
+                "sbatch --requeue");
+  return Ok{};
+}
+
 }  // namespace
 
 int local_init_post_opt(spank_t) {
@@ -55,6 +85,11 @@ int local_init_post_opt(spank_t) {
     return -1;  // srun/sbatch stops here, before anything is allocated
   }
   if (spank_context() != S_CTX_LOCAL || !state().request.active()) return 0;
+  if (state().request.requeue.value_or(false))
+    if (auto ok = check_requeue_possible(); !ok) {
+      error(ok.error());
+      return -1;
+    }
   export_kill_wait();
   return make_step_secret();
 }

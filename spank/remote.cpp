@@ -113,6 +113,9 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.value_or(stop_grace_for(facts.kill_wait)).count());
   plan.verbose = st.request.verbose;
   plan.export_ib_hca = st.settings.export_ib_hca;
+  // --ddp-requeue, or the site's default when the user said nothing (DDP_REQUEUE=0 says no).
+  plan.requeue = st.request.requeue.value_or(st.settings.requeue);
+  plan.requeue_wait_ms = std::uint32_t(st.settings.requeue_wait.count());
   plan.placements = place_workers(st.settings, plan, facts, st.warnings);
   st.plan = std::move(plan);
   return Ok{};

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -59,6 +60,19 @@ inline void free_conf(slurm_conf_t* conf) {
   slurm_free_conf(conf);
 #else
   slurm_free_ctl_conf(conf);
+#endif
+}
+
+// 26.05's slurm_load_job() takes a slurm_step_id_t instead of the job id.
+inline int load_job(job_info_msg_t** info, std::uint32_t job_id) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+  slurm_step_id_t id{};
+  id.job_id = job_id;
+  id.step_het_comp = NO_VAL;
+  id.step_id = NO_VAL;
+  return slurm_load_job(info, id, SHOW_DETAIL);
+#else
+  return slurm_load_job(info, job_id, SHOW_DETAIL);
 #endif
 }
 

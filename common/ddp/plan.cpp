@@ -60,6 +60,8 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("MASTER_INTERFACE"), plan.master_interface);
   env.set(key("RDZV_TIMEOUT_MS"), std::to_string(plan.rdzv_timeout_ms));
   env.set(key("HEARTBEAT_TIMEOUT_MS"), std::to_string(plan.heartbeat_timeout_ms));
+  env.set(key("REQUEUE"), plan.requeue ? "1" : "0");
+  env.set(key("REQUEUE_WAIT_MS"), std::to_string(plan.requeue_wait_ms));
   env.unset_prefix(key("WORKER_"));
   for (std::size_t i = 0; i < plan.placements.size(); ++i) {
     const auto& p = plan.placements[i];
@@ -103,6 +105,7 @@ Result<NodePlan> read_plan(const Environment& env) {
       {"STEP_ID", 0, 0xffffffffu, &plan.step_id},
       {"RDZV_TIMEOUT_MS", 1000, 3600 * 1000, &plan.rdzv_timeout_ms},
       {"HEARTBEAT_TIMEOUT_MS", 1000, 3600 * 1000, &plan.heartbeat_timeout_ms},
+      {"REQUEUE_WAIT_MS", 0, 3600 * 1000, &plan.requeue_wait_ms},
   };
   for (const auto& f : fields) {
     const auto n = number(env, f.name, f.min, f.max);
@@ -124,6 +127,7 @@ Result<NodePlan> read_plan(const Environment& env) {
   if (plan.master_addr.empty()) return fail(key("MASTER_ADDR") + " is empty");
   plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";
   plan.export_ib_hca = env.get(key("EXPORT_IB_HCA")).value_or("0") == "1";
+  plan.requeue = env.get(key("REQUEUE")).value_or("0") == "1";
   for (std::uint32_t i = 0; i < plan.nproc; ++i) {
     const auto base = key("WORKER_" + std::to_string(i) + "_");
     if (!env.has(base + "GPU")) break;

@@ -15,7 +15,7 @@
 
 namespace ddp {
 
-inline constexpr int kPlanVersion = 1;
+inline constexpr int kPlanVersion = 2;
 inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
 
 // Where one worker runs: worked out by the plugin (hwloc), applied by the agent
@@ -50,6 +50,8 @@ struct NodePlan {
   std::uint32_t stop_grace_ms = 5000;  // SIGTERM -> SIGKILL grace when stopping workers
   bool verbose = false;
   bool export_ib_hca = false;               // NCCL_IB_HCA = each worker's closest NIC
+  bool requeue = false;                     // --ddp-requeue: node 0 requeues the job after Slurm's warning
+  std::uint32_t requeue_wait_ms = 60000;    // ... once every worker has ended, or after this long
   std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 
   bool operator==(const NodePlan&) const = default;

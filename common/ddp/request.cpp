@@ -71,6 +71,8 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
     request.restarts = *n;
   } else if (option == "ddp-verbose") {
     request.verbose = true;
+  } else if (option == "ddp-requeue") {
+    request.requeue = true;
   } else {
     return fail("unknown option --" + std::string(option));
   }
@@ -134,6 +136,11 @@ Status apply_environment(DdpRequest& request, const std::function<std::optional<
       if (*value == "1")
         request.verbose = true;
       else if (*value != "0")
+        status = fail("use 0 or 1");
+    } else if (option == "ddp-requeue") {
+      if (*value == "1" || *value == "0")
+        request.requeue = *value == "1";
+      else
         status = fail("use 0 or 1");
     } else {
       const DdpRequest before = request;

@@ -31,6 +31,7 @@ struct DdpRequest {
   std::optional<std::uint16_t> port;   // --ddp-port=PORT
   std::uint32_t restarts = 0;          // --ddp-restarts=N
   bool verbose = false;                // --ddp-verbose
+  std::optional<bool> requeue;         // --ddp-requeue / DDP_REQUEUE=0|1; unset: the site's Requeue=
   std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line
 
   bool active() const { return enabled && !opted_out; }
@@ -55,12 +56,15 @@ inline constexpr OptionSpec kOptions[] = {
     {"ddp-port", "PORT", false, "[ddp] MASTER_PORT for this step instead of the derived one"},
     {"ddp-restarts", "N", false, "[ddp] Restart all workers on every node together up to N times after a failure"},
     {"ddp-verbose", nullptr, false, "[ddp] Print the plan (ranks, addresses, ports, binding) of every node"},
+    {"ddp-requeue", nullptr, false,
+     "[ddp] On Slurm's warning signal (sbatch --signal=USR1@SECONDS: time limit, preemption) let the workers "
+     "save, then requeue the job; the requeued job resumes from its newest snapshot. Batch jobs only"},
 };
 
 // Environment equivalents, for slurmrestd and scripts that cannot pass options;
 // an option on the command line (or inherited from sbatch) wins.
 //   DDP_MODE=auto|gpu|cpu|off  DDP_GPUS=N  DDP_PROCS=N  DDP_PORT=PORT
-//   DDP_RESTARTS=N  DDP_VERBOSE=1
+//   DDP_RESTARTS=N  DDP_VERBOSE=1  DDP_REQUEUE=1
 struct EnvEquivalent {
   const char* variable;
   const char* option;
@@ -68,6 +72,7 @@ struct EnvEquivalent {
 inline constexpr EnvEquivalent kEnvEquivalents[] = {
     {"DDP_MODE", "ddp"},      {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
     {"DDP_PORT", "ddp-port"}, {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
+    {"DDP_REQUEUE", "ddp-requeue"},
 };
 
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given

@@ -81,7 +81,7 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 
 constexpr const char* kKnownKeys =
     "PartitionName, NodeName, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
-    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Env, ForceEnv";
+    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, Env, ForceEnv";
 
 Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
   for (auto [name, field] : {std::pair{"Agent", &patch.agent}, std::pair{"TopologyFile", &patch.topology_file},
@@ -98,7 +98,7 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
   }
   for (auto [name, field, min] :
        {std::tuple{"StopGrace", &patch.stop_grace, 0}, std::tuple{"RendezvousTimeout", &patch.rdzv_timeout, 1},
-        std::tuple{"HeartbeatTimeout", &patch.heartbeat_timeout, 1}}) {
+        std::tuple{"HeartbeatTimeout", &patch.heartbeat_timeout, 1}, std::tuple{"RequeueWait", &patch.requeue_wait, 0}}) {
     if (!iequals(key, name)) continue;
     auto seconds = parse_uint(value, std::uint64_t(min), 3600, name);
     if (!seconds) return fail(seconds.error() + " (seconds)");
@@ -109,10 +109,12 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
       return fail("MasterInterface=" + std::string(value) + ": use an interface name such as ib0");
     return set_once(patch.master_interface, std::string(value), "MasterInterface");
   }
-  if (iequals(key, "BindCpus") || iequals(key, "ExportIbHca")) {
+  for (auto [name, field] : {std::pair{"BindCpus", &patch.bind_cpus}, std::pair{"ExportIbHca", &patch.export_ib_hca},
+                             std::pair{"Requeue", &patch.requeue}}) {
+    if (!iequals(key, name)) continue;
     auto flag = parse_bool(value, key);
     if (!flag) return fail(flag.error());
-    return set_once(iequals(key, "BindCpus") ? patch.bind_cpus : patch.export_ib_hca, *flag, key);
+    return set_once(*field, *flag, name);
   }
   if (iequals(key, "Env") || iequals(key, "ForceEnv")) {
     auto env = parse_env(value, iequals(key, "Env") ? "Env" : "ForceEnv", iequals(key, "ForceEnv"));
@@ -167,6 +169,8 @@ void apply(Settings& settings, const SettingsPatch& patch) {
   if (patch.heartbeat_timeout) settings.heartbeat_timeout = *patch.heartbeat_timeout;
   if (patch.bind_cpus) settings.bind_cpus = *patch.bind_cpus;
   if (patch.export_ib_hca) settings.export_ib_hca = *patch.export_ib_hca;
+  if (patch.requeue) settings.requeue = *patch.requeue;
+  if (patch.requeue_wait) settings.requeue_wait = *patch.requeue_wait;
   if (patch.topology_file) settings.topology_file = *patch.topology_file;
   if (patch.gpu_info_dir) settings.gpu_info_dir = *patch.gpu_info_dir;
   if (patch.master_interface) settings.master_interface = *patch.master_interface;

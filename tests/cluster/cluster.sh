@@ -123,6 +123,11 @@ SlurmUser=root
 SlurmdUser=root
 AuthType=$auth_type
 CredType=$cred_type
+# A requeued batch job may start again only once its launch credential has
+# expired (cred_expire, 120 s by default; 26.05 also reads
+# SchedulerParameters=requeue_delay): 10 s here (Slurm takes 5 at least), so the
+# requeue test does not wait two minutes.
+AuthInfo=cred_expire=10
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
 SlurmctldPidFile=$dir/run/slurmctld.pid

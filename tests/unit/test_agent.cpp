@@ -19,6 +19,7 @@
 #include "coordinator.hpp"
 #include "ddp/rdzv_protocol.hpp"
 #include "rdzv_client.hpp"
+#include "requeue.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
@@ -550,6 +551,46 @@ START_TEST(a_flood_is_logged_in_a_few_lines) {
 }
 END_TEST
 
+// Node 0's requeue runs Slurm's scontrol without blocking the loop: here a
+// stand-in scontrol that records its arguments, one that refuses as
+// slurmctld does for a job that may not be requeued, and one that is missing.
+START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
+  const auto dir = scratch();
+  const auto fake = [&](const std::string& name, const std::string& body) {
+    const auto path = dir + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(path, fs::perms::owner_all);
+    return path;
+  };
+  const auto wait = [](agent::Requeue& r) {
+    for (int i = 0; i < 500; ++i) {
+      if (auto done = r.poll()) return *done;
+      usleep(10000);
+    }
+    ck_abort_msg("scontrol did not finish");
+    return Status(Ok{});
+  };
+  agent::Requeue ok;
+  ck_assert(ok.start(4242, fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
+  ck_assert(ok.running());
+  ck_assert(wait(ok).ok());
+  CK_STR_EQ(slurp(dir + "/args"), "requeue 4242\n");
+
+  agent::Requeue refused;
+  ck_assert(refused.start(7, fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1")).ok());
+  const auto r = wait(refused);
+  ck_assert(!r.ok());
+  CK_STR_EQ(r.error(), "scontrol requeue 7: slurm_requeue error: Requested operation is presently disabled");
+
+  agent::Requeue missing;
+  ck_assert(missing.start(7, dir + "/no-such-scontrol").ok());
+  const auto m = wait(missing);
+  ck_assert(!m.ok());
+  CK_CONTAINS(m.error(), "is slurm-client installed on node 0?");
+  fs::remove_all(dir);
+}
+END_TEST
+
 Suite* agent_suite() {
   return make_suite(
       "agent",
@@ -558,6 +599,7 @@ Suite* agent_suite() {
        missing_command_is_127, a_response_from_another_job_is_refused,
        a_response_replayed_on_a_new_connection_is_refused, the_client_refuses_a_welcome_replayed_on_a_new_connection,
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
-       out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines},
+       out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
+       requeue_runs_scontrol_and_reports_its_answer},
       30);
 }

@@ -28,6 +28,8 @@ NodePlan sample_plan() {
   p.stop_grace_ms = 12000;
   p.verbose = true;
   p.export_ib_hca = true;
+  p.requeue = true;
+  p.requeue_wait_ms = 45000;
   for (int i = 0; i < 4; ++i)
     p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
                             std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
@@ -47,7 +49,7 @@ END_TEST
 START_TEST(plan_from_another_release_is_refused) {
   Environment env;
   write_plan(sample_plan(), env);
-  env.set("DDP_PLAN_VERSION", "2");
+  env.set("DDP_PLAN_VERSION", std::to_string(kPlanVersion + 1));
   const auto r = read_plan(env);
   ck_assert(!r.ok());
   CK_CONTAINS(r.error(), "same slurm-ddp release");

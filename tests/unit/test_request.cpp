@@ -180,6 +180,32 @@ START_TEST(launchers_inside_agent_mode_are_refused) {
 }
 END_TEST
 
+START_TEST(requeue_flag_and_its_variable) {
+  DdpRequest r;
+  ck_assert(!r.requeue);  // unset: the site's Requeue= decides
+  ck_assert(apply_option(r, "ddp-requeue", nullptr).ok());
+  ck_assert(*r.requeue);
+  DdpRequest from_sbatch;
+  ck_assert(apply_option(from_sbatch, "ddp-requeue", "(null)").ok());  // exported by sbatch
+  ck_assert(*from_sbatch.requeue);
+  const auto env = [](const char* value) {
+    return [value](const char* name) -> std::optional<std::string> {
+      if (std::string(name) == "DDP_REQUEUE") return std::string(value);
+      return std::nullopt;
+    };
+  };
+  DdpRequest off;
+  off.enabled = true;
+  ck_assert(apply_environment(off, env("0")).ok());
+  ck_assert(off.requeue && !*off.requeue);  // said no: the site's default does not apply
+  DdpRequest on;
+  ck_assert(apply_environment(on, env("1")).ok());
+  ck_assert(*on.requeue);
+  DdpRequest bad;
+  CK_CONTAINS(apply_environment(bad, env("yes")).error(), "DDP_REQUEUE=yes: use 0 or 1");
+}
+END_TEST
+
 START_TEST(container_plugin_refused_in_the_agent_shape_only) {
   ck_assert(check_no_container_plugin("", false).ok());
   ck_assert(check_no_container_plugin("--container-image=ubuntu:24.04", true).ok());  // task shape: Slurm starts each worker
@@ -197,5 +223,5 @@ Suite* request_suite() {
                                 validate_catches_contradictions, option_table_usage_starts_with_plugin_tag,
                                 environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
                                 environment_off_and_bad_values, launchers_inside_agent_mode_are_refused,
-                                container_plugin_refused_in_the_agent_shape_only});
+                                container_plugin_refused_in_the_agent_shape_only, requeue_flag_and_its_variable});
 }

@@ -136,6 +136,22 @@ END_TEST
 // Configless nodes get plugstack.conf from slurmctld and no ddp.conf: its
 // global settings can ride on the plugin's line, read as the file's first line.
 // Without StopGrace, the agents stop their workers within Slurm's KillWait.
+START_TEST(requeue_default_and_wait) {
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  const auto none = resolve_settings(SiteConfig{}, "p", "n", any);
+  ck_assert(!none.requeue);
+  ck_assert_int_eq(none.requeue_wait.count(), 60000);
+  const auto c = parse_site_config("Requeue=yes RequeueWait=90\nPartitionName=debug Requeue=no\n", "t");
+  ck_assert(c.ok());
+  const auto batch = resolve_settings(*c, "batch", "n", any);
+  ck_assert(batch.requeue);
+  ck_assert_int_eq(batch.requeue_wait.count(), 90000);
+  ck_assert(!resolve_settings(*c, "debug", "n", any).requeue);
+  ck_assert(!parse_site_config("Requeue=maybe\n", "t").ok());
+  ck_assert(!parse_site_config("RequeueWait=4000\n", "t").ok());
+}
+END_TEST
+
 START_TEST(stop_grace_follows_kill_wait) {
   using std::chrono::seconds;
   ck_assert_int_eq(stop_grace_for(seconds(30)).count(), 27000);   // Slurm's default: 10% margin
@@ -321,7 +337,7 @@ Suite* site_config_suite() {
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
-       stop_grace_follows_kill_wait,
+       stop_grace_follows_kill_wait, requeue_default_and_wait,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,
