@@ -94,6 +94,18 @@ using Clock = std::chrono::steady_clock;
 // uninterruptible I/O, say) before the agent goes on without it.
 constexpr std::chrono::seconds kKillWait{5};
 
+// --ddp-requeue, node 0: Slurm's warning came; requeue once every worker has
+// ended (saved), or at `by` at the latest, then hold until Slurm's SIGTERM so
+// that srun does not return and the batch script not go on. (Outside Agent:
+// clang cannot default-construct a nested struct with member initializers in
+// optional::emplace while the enclosing class is incomplete.)
+struct Requeueing {
+  std::chrono::steady_clock::time_point by;
+  Requeue scontrol;
+  bool done = false;                                                // requeued
+  std::optional<std::chrono::steady_clock::time_point> hold_until;  // after a requeue
+};
+
 class Agent {
  public:
   explicit Agent(AgentConfig config)
@@ -142,15 +154,6 @@ class Agent {
     std::function<void()> then;
   };
   std::optional<Stopping> stopping_;
-  // --ddp-requeue, node 0: Slurm's warning came; requeue once every worker
-  // has ended (saved), or at `by` at the latest, then hold until Slurm's
-  // SIGTERM so that srun does not return and the batch script not go on.
-  struct Requeueing {
-    Clock::time_point by;
-    Requeue scontrol;
-    bool done = false;                             // requeued
-    std::optional<Clock::time_point> hold_until;   // after a requeue
-  };
   std::optional<Requeueing> requeue_;
   State state_ = State::Rendezvous;
   std::uint32_t attempt_ = 0;
