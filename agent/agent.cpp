@@ -246,7 +246,7 @@ void Agent::tick_stopping() {
     stopping_->given_up_at = now + kKillWait;
   } else if (stopping_->given_up_at && now >= *stopping_->given_up_at) {
     spdlog::warn("node {}: {} worker(s) did not end {} s after SIGKILL (stuck in the kernel?); going on without them",
-                 plan_.node_rank, group_.running(), kKillWait.count());
+                 plan_.node_rank, group_.abandon_running(), kKillWait.count());
     stopped();
   }
 }
@@ -325,8 +325,10 @@ void Agent::report_stopped() {
   state_ = State::WaitOrders;
 }
 
-// Ends the run with `code` once no worker runs.
+// Ends the run with `code` once no worker runs. A stop that a terminating
+// signal began keeps the signal's code.
 void Agent::finish_after_stop(int code) {
+  if (stop_signal_) code = 128 + stop_signal_;
   if (stopping_ || group_.running() > 0)
     stop_workers([this, code] { finish(code); });
   else
@@ -356,6 +358,9 @@ void Agent::finish(int code) {
 // have saved and ended, or when RequeueWait is up.
 void Agent::on_warning(int sig) {
   if (!plan_.requeue || !coordinator_ || config_.standalone || requeue_ || plan_.job_id == 0) return;
+  // After the verdict the run is over (a warning in node 0's last second
+  // must not send a finished job round again).
+  if (state_ == State::Done || coordinator_->verdict()) return;
   requeue_.emplace();
   requeue_->by = Clock::now() + std::chrono::milliseconds(plan_.requeue_wait_ms);
   spdlog::info("node 0: {} (Slurm's warning): job {} is requeued once every worker has ended, in {} s at most",

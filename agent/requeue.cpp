@@ -61,6 +61,11 @@ std::optional<Status> Requeue::poll() {
   while ((n = ::read(out_, buf, sizeof buf)) > 0) said_.append(buf, std::size_t(n));
   int status = 0;
   pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r < 0) {  // not ours to wait for (SIGCHLD ignored?): we cannot know that it worked
+    said_ = std::string("cannot wait for scontrol: ") + std::strerror(errno);
+    status = 1 << 8;
+    r = pid_;
+  }
   if (r == 0 && std::chrono::steady_clock::now() < deadline_) return std::nullopt;
   if (r == 0) {  // past the deadline: slurmctld does not answer
     ::kill(pid_, SIGKILL);

@@ -119,6 +119,16 @@ void WorkerGroup::signal_all(int sig) {
     if (w.running) ::kill(-w.pid, sig);
 }
 
+std::size_t WorkerGroup::abandon_running() {
+  std::size_t n = 0;
+  for (auto& w : workers_)
+    if (w.running) {
+      w.running = false;
+      ++n;
+    }
+  return n;
+}
+
 std::size_t WorkerGroup::running() const {
   std::size_t n = 0;
   for (const auto& w : workers_) n += w.running;

@@ -61,6 +61,10 @@ class WorkerGroup {
   std::vector<WorkerExit> reap();
 
   void signal_all(int sig);  // to each running worker's process group
+  // Forgets the workers still running (stuck in the kernel after SIGKILL): no
+  // more waits for them, here or at stop(); they are reaped by whoever
+  // inherits them.
+  std::size_t abandon_running();
   std::size_t running() const;
   // Blocking: SIGTERM to every running worker, `grace` to end, then SIGKILL;
   // reaps all. For the end of the agent; while it serves, the agent stops its

@@ -84,6 +84,10 @@ int local_init_post_opt(spank_t) {
     error(status.error());
     return -1;  // srun/sbatch stops here, before anything is allocated
   }
+  if (state().request.active() && state().args_error) {
+    error(*state().args_error + " (ask the admin to fix the spank_ddp.so line in plugstack.conf)");
+    return -1;
+  }
   if (spank_context() != S_CTX_LOCAL || !state().request.active()) return 0;
   if (state().request.requeue.value_or(false))
     if (auto ok = check_requeue_possible(); !ok) {

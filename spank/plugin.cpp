@@ -44,12 +44,17 @@ int guarded(const char* callback, F&& body) {
 int init(spank_t sp, int ac, char** av) {
   std::vector<std::string_view> words(av, av + ac);
   auto args = parse_plugin_args(words);
-  if (!args) {
-    // An admin's mistake on the plugstack.conf line: say so everywhere.
-    error(args.error());
-    return -1;
+  if (args) {
+    state().args = *args;
+  } else {
+    // An admin's mistake on the plugstack.conf line stops --ddp steps, with
+    // this message, and nothing else: failing init would take every srun and
+    // sbatch down with it, and slurmd's own context and the prologs (a
+    // configless site ships the line to every node at reconfigure). slurmd's
+    // log shows it at once.
+    state().args_error = args.error();
+    if (spank_context() == S_CTX_SLURMD) error(args.error());
   }
-  state().args = *args;
   switch (spank_context()) {
     case S_CTX_LOCAL:
     case S_CTX_ALLOCATOR:

@@ -194,6 +194,10 @@ int remote_init_post_opt(spank_t sp) {
   if (auto env = apply_environment(st.request, [&](const char* name) { return job_getenv(sp, name); }); !env)
     st.defer(env.error(), false);
   if (!st.request.active() || st.error) return 0;
+  if (st.args_error) {
+    st.defer(*st.args_error + " (ask the admin to fix the spank_ddp.so line in plugstack.conf)", false);
+    return 0;
+  }
 
   const bool explicit_path = st.args.config.has_value();
   auto config = load_site_config(st.args.config.value_or(DDP_CONFIG_DEFAULT_PATH), explicit_path);

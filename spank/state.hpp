@@ -33,6 +33,7 @@ struct DeferredError {
 
 struct State {
   PluginArgs args;         // plugstack.conf words after the plugin path
+  std::optional<std::string> args_error;  // a mistake in them: stops --ddp steps only
   DdpRequest request;      // what the user asked for
   SiteConfig config;       // the site config, loaded on compute nodes only
   Settings settings;       // the config resolved for this node and partition

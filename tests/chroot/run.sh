@@ -158,7 +158,7 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     set -euo pipefail
     cd /src/main
     # The prefix the package installs to, so that --package packs this build.
-    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+    cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr -DDDP_TEST_INSTALLED=OFF \
       -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
     cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
     if [[ $DDP_BENCH == 1 ]]; then

@@ -61,14 +61,27 @@ sed 's/DDP_TEST_SITE=changed/DDP_TEST_SITE=included/' "$CLUSTER_DIR/plugstack.co
 echo "include ddp-plugstack.conf" >"$CLUSTER_DIR/plugstack.conf"
 scontrol reconfigure || fail "scontrol reconfigure"
 wait_for_cache "include ddp-plugstack.conf" plugstack.conf
+# A mistake on the plugin's line stops --ddp steps with its message, and
+# nothing else: plain steps (and slurmd, and the prologs) go on.
+bad_line_check() {
+  sed -i 's/PortRange=31000-31999/PortRange=9-1/' "$CLUSTER_DIR/ddp-plugstack.conf"
+  run srun -N1 true
+  expect_rc 0 "a plain srun with a bad word on the plugin's line"
+  run srun -N1 --ddp=cpu true
+  expect_failure "srun --ddp with a bad word on the plugin's line"
+  expect_in "$ERR" "plugstack.conf argument 'PortRange=9-1'" "the message names the bad word"
+  sed -i 's/PortRange=9-1/PortRange=31000-31999/' "$CLUSTER_DIR/ddp-plugstack.conf"
+}
 if ((major > 23 || (major == 23 && minor >= 11))); then
   wait_for_cache "DDP_TEST_SITE=included" ddp-plugstack.conf
   site_value included "Slurm $major.$minor: the plugin's line in a file plugstack.conf includes"
+  bad_line_check
   pass "configless (Slurm $major.$minor): the plugstack.conf line's settings reach every worker from the nodes' caches, included files too"
 else
   for node in "$CLUSTER_NAME-n0" "$CLUSTER_NAME-n1"; do
     [[ ! -e $CLUSTER_DIR/spool/$node/conf-cache/ddp-plugstack.conf ]] ||
       fail "Slurm $major.$minor shipped an included plugstack file: the README says it does not; update both"
   done
+  bad_line_check
   pass "configless (Slurm $major.$minor): the plugstack.conf line's settings reach every worker from the nodes' caches; included files are not shipped, as documented"
 fi

@@ -14,7 +14,7 @@
 source "$(dirname "$0")/lib.sh"
 train=${1:?path to ddp-train}
 args=(--model mlp --data /usr/share/datasets/fashion-mnist --limit-train 30000 --limit-test 1000 --batch-size 64
-  --epochs 4)
+  --epochs 6)
 
 run srun -N2 --ddp=cpu --ddp-procs=2 "$train" "${args[@]}" --dump-params "$WORK/clean"
 expect_rc 0 "uninterrupted run"
@@ -27,7 +27,7 @@ echo "script went on after srun: \$?"
 JOB
 id=$(sbatch --parsable -N2 --open-mode=append -o "$WORK/job.out" -e "$WORK/job.err" "$WORK/job.sh") ||
   fail "sbatch refused the job"
-wait_lines "$WORK/job.out" "epoch 2/4" 1 60
+wait_lines "$WORK/job.out" "epoch 2/6" 1 60
 scancel --signal=USR1 "$id"
 signalled=$(date +%s.%N) again=
 

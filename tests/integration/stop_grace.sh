@@ -11,7 +11,8 @@ kill_wait=$(scontrol show config | sed -n 's/^KillWait *= *\([0-9]*\) sec.*/\1/p
 grace_ms=$("$PYTHON" -c "import sys; k = int(sys.argv[1]) * 1000; print(min(60000, max(1000, k - max(2000, k // 10))))" "$kill_wait")
 
 start=$(date +%s.%N)
-run srun -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/stop/worker.py" ignore
+mkdir -p "$WORK/ready"
+run env READY_DIR="$WORK/ready" srun -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/stop/worker.py" ignore
 took=$("$PYTHON" -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$start")
 expect_rc 7 "rank 3 exits 7 while the others ignore SIGTERM"
 expect_in "$ERR" "stop grace $grace_ms ms" "KillWait=$kill_wait s gives a grace of $grace_ms ms"

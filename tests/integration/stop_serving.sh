@@ -14,7 +14,8 @@ source "$(dirname "$0")/lib.sh"
 worker="$PYTHON $DDP_SOURCE_DIR/tests/integration/stop/worker.py"
 grace=12
 
-run srun -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose $worker checkpoint 10
+mkdir -p "$WORK/r1"
+run env READY_DIR="$WORK/r1" srun -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose $worker checkpoint 10
 expect_rc 7 "rank 3 exits 7 while the others checkpoint"
 expect_in "$ERR" "stop grace ${grace}000 ms" "the plan shows the site's StopGrace"
 expect_in "$ERR" "root cause: worker rank 3 (local rank 1) on node 1" "the root cause is the first failure"
@@ -27,7 +28,8 @@ for rank in 0 1 2; do
 done
 
 start=$(date +%s.%N)
-run srun -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose $worker ignore
+mkdir -p "$WORK/r2"
+run env READY_DIR="$WORK/r2" srun -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose $worker ignore
 took=$("$PYTHON" -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$start")
 expect_rc 7 "rank 3 exits 7 while the others ignore SIGTERM"
 expect_in "$ERR" "root cause: worker rank 3 (local rank 1) on node 1" "the root cause is the first failure"

@@ -4,7 +4,9 @@
                                  ("writing a checkpoint"), then exit 0
   worker.py ignore               SIGTERM ignored: only SIGKILL ends it
 
-Rank FAIL_RANK (default 3) exits 7 two seconds after its start instead.
+Rank FAIL_RANK (default 3) exits 7 instead, two seconds after every rank has
+installed its SIGTERM handler (each leaves READY_DIR/ready.RANK; the test
+cluster's nodes share the file system).
 """
 import os
 import signal
@@ -25,7 +27,13 @@ def checkpoint(signum, frame):
 
 signal.signal(signal.SIGTERM, checkpoint if mode == "checkpoint" else signal.SIG_IGN)
 print(f"rank {rank} ready", flush=True)
+ready_dir = os.environ["READY_DIR"]
+open(os.path.join(ready_dir, f"ready.{rank}"), "w").close()
 if rank == int(os.environ.get("FAIL_RANK", "3")):
+    world = int(os.environ["WORLD_SIZE"])
+    deadline = time.time() + 30
+    while len([f for f in os.listdir(ready_dir) if f.startswith("ready.")]) < world and time.time() < deadline:
+        time.sleep(0.05)
     time.sleep(2)
     sys.exit(7)
 while True:
