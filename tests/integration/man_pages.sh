@@ -129,7 +129,8 @@ done
 train_checked="ddp-train not checked (no binary given)"
 if [[ -n $train ]]; then
   help=$("$train" --help) || fail "$train --help failed"
-  train_options=$(sed -nE 's/^ {1,4}(-[A-Za-z],)?(--[A-Za-z0-9][A-Za-z0-9-]*).*/\2/p' <<<"$help")
+  # Older CLI11 prints "  -h,--help", 2.4+ aligns the long names: "  -h,     --help".
+  train_options=$(sed -nE 's/^ {1,12}(-[A-Za-z], *)?(--[A-Za-z0-9][A-Za-z0-9-]*).*/\2/p' <<<"$help")
   [[ $(wc -l <<<"$train_options") -ge 10 ]] || fail "could not read the options of $train --help"
   train_text=$(flat ddp-train.1)
   for option in $train_options; do
