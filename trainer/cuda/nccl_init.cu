@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -128,6 +129,28 @@ ncclResult_t wait_until_ready(ncclComm_t comm, Clock::time_point deadline) {
   }
 }
 
+namespace {
+
+// A split off a non-blocking parent runs on a thread of NCCL's own, and (NCCL
+// 2.28, src/init.cc ncclCommInitChildComm) the child's handle stays null
+// until that thread publishes it with a release store: the parent's async
+// error says nothing about the child (it stays ncclSuccess; the group marks
+// only the child in progress), so wait for the handle itself, then for the
+// child to be ready. Seen on an H100: the handle was still null when the
+// parent reported success.
+ncclResult_t wait_for_split(ncclComm_t parent, ncclComm_t* child, Clock::time_point deadline) {
+  for (;;) {
+    if (ncclComm_t published = __atomic_load_n(child, __ATOMIC_ACQUIRE)) return wait_until_ready(published, deadline);
+    ncclResult_t parent_state = ncclSuccess;
+    if (const ncclResult_t query = ncclCommGetAsyncError(parent, &parent_state); query != ncclSuccess) return query;
+    if (parent_state != ncclSuccess && parent_state != ncclInProgress) return parent_state;
+    if (Clock::now() > deadline) return ncclInProgress;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+}  // namespace
+
 Result<NcclComms> create_nccl_comms(const CudaContext& context, const GpuBackendConfig& config) {
   const auto deadline = Clock::now() + config.init_timeout;
   const int rank = config.rank;
@@ -162,10 +185,16 @@ Result<NcclComms> create_nccl_comms(const CudaContext& context, const GpuBackend
   // The blocking communicator for the collectives: same ranks, same order.
   ncclConfig_t ops_config = NCCL_CONFIG_INITIALIZER;
   ops_config.blocking = 1;
-  ncclComm_t ops = nullptr;
-  state = ncclCommSplit(comms.init, 0, rank, &ops, &ops_config);
-  if (state == ncclInProgress) state = wait_until_ready(comms.init, deadline);
-  if (state == ncclSuccess && !ops) state = ncclInternalError;
+  // NCCL's thread writes the child's handle when the split is done, maybe
+  // after a timeout here: the slot lives on the heap and is left to it then.
+  auto slot = std::make_unique<ncclComm_t>(nullptr);
+  state = ncclCommSplit(comms.init, 0, rank, slot.get(), &ops_config);
+  // ncclCommSplit answers ncclSuccess, not ncclInProgress, when the group it
+  // launched is still running (its ncclGroupEndInternal's ncclInProgress is
+  // only checked, not returned): wait for the handle after either.
+  if (state == ncclSuccess || state == ncclInProgress) state = wait_for_split(comms.init, slot.get(), deadline);
+  ncclComm_t ops = __atomic_load_n(slot.get(), __ATOMIC_ACQUIRE);
+  if (state == ncclInProgress && !ops) (void)slot.release();  // still NCCL's to write
   if (state != ncclSuccess) {
     const std::string text = state == ncclInProgress
                                  ? not_ready_text("the blocking NCCL communicator split off the first", who,
