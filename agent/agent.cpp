@@ -1,6 +1,7 @@
 #include "agent.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -19,9 +21,11 @@
 #include "coordinator.hpp"
 #include "ddp/affinity.hpp"
 #include "ddp/netif.hpp"
+#include "ddp/parse.hpp"
 #include "ddp/rdzv_protocol.hpp"
 #include "ddp/worker_env.hpp"
 #include "event_loop.hpp"
+#include "hang_watch.hpp"
 #include "rdzv_client.hpp"
 #include "requeue.hpp"
 #include "worker_group.hpp"
@@ -93,6 +97,10 @@ using Clock = std::chrono::steady_clock;
 // After SIGKILL, how long to wait for the kernel to end a worker (one stuck in
 // uninterruptible I/O, say) before the agent goes on without it.
 constexpr std::chrono::seconds kKillWait{5};
+// --ddp-hang-timeout: how often the progress files are looked at, and how
+// long the stalled workers get to print their stacks and die of SIGABRT.
+constexpr std::chrono::milliseconds kHangCheckEvery{250};
+constexpr std::chrono::seconds kHangReportWait{3};
 
 // --ddp-requeue, node 0: Slurm's warning came; requeue once every worker has
 // ended (saved), or at `by` at the latest, then hold until Slurm's SIGTERM so
@@ -104,6 +112,14 @@ struct Requeueing {
   Requeue scontrol;
   bool done = false;                                                // requeued
   std::optional<std::chrono::steady_clock::time_point> hold_until;  // after a requeue
+};
+
+// --ddp-hang-timeout (hang_watch.hpp): the stalled workers got SIGABRT for
+// their stacks; the hang is reported once they have all ended (their stacks
+// then in the output) or at `report_by`.
+struct HangReport {
+  Hang hang;
+  std::chrono::steady_clock::time_point report_by;
 };
 
 class Agent {
@@ -128,6 +144,15 @@ class Agent {
   void finish(int code);
   void on_warning(int sig);
   void tick_requeue();
+  void tick_hang_watch();
+  std::vector<std::optional<WallClock::time_point>> last_progress() const;
+  void begin_hang(Hang hang);
+  void tell_if_untouched();
+  bool hang_settled() const;
+  void report_hang();
+  void report_failure(std::uint32_t local, int code, const std::string& what, WallClock::time_point when,
+                      const FailureReport& hang_fields = {});
+  std::string progress_file(std::uint32_t local) const;
   Status start_workers();
   void watch_output();
   std::string error_file(std::uint32_t local) const;
@@ -155,6 +180,11 @@ class Agent {
   };
   std::optional<Stopping> stopping_;
   std::optional<Requeueing> requeue_;
+  std::optional<HangReport> hang_;
+  std::vector<std::optional<WorkerExit>> exits_;  // this attempt's, by local rank
+  WallClock::time_point attempt_started_;
+  Clock::time_point next_hang_check_;
+  bool told_untouched_ = false;  // node 0 said that no worker signals progress
   State state_ = State::Rendezvous;
   std::uint32_t attempt_ = 0;
   bool failure_reported_ = false;
@@ -162,6 +192,11 @@ class Agent {
   int exit_code_ = 0;
   int stop_signal_ = 0;
 };
+
+std::string Agent::progress_file(std::uint32_t local) const {
+  return error_dir_ + "/attempt_" + std::to_string(attempt_) + "/rank_" + std::to_string(plan_.rank_base + local) +
+         "/progress";
+}
 
 std::string Agent::error_file(std::uint32_t local) const {
   return error_dir_ + "/attempt_" + std::to_string(attempt_) + "/rank_" + std::to_string(plan_.rank_base + local) +
@@ -185,6 +220,16 @@ Status Agent::start_workers() {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
     launch.env.set("TORCHELASTIC_ERROR_FILE", file);
+    if (plan_.hang_timeout_ms > 0) {
+      // The worker's progress signal: a file it touches (ddp-train every step;
+      // a script in one line: pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()).
+      const auto progress = progress_file(local);
+      if (FILE* f = std::fopen(progress.c_str(), "w")) std::fclose(f);
+      const timespec never[2] = {{0, 0}, {0, 0}};  // the epoch: not touched yet (hang_watch.hpp)
+      ::utimensat(AT_FDCWD, progress.c_str(), never, 0);
+      launch.env.set("DDP_PROGRESS_FILE", progress);
+      launch.env.set_default("PYTHONFAULTHANDLER", "1");  // SIGABRT then prints every thread's stack
+    }
     if (local < plan_.placements.size()) {
       const auto& place = plan_.placements[local];
       if (config_.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);
@@ -206,6 +251,9 @@ Status Agent::start_workers() {
                  plan_.node_rank, host_, attempt_, plan_.nproc, plan_.rank_base, plan_.rank_base + plan_.nproc - 1,
                  plan_.world_size, plan_.master_addr, plan_.master_port,
                  ifname_.empty() ? "" : ", interface " + ifname_);
+  attempt_started_ = WallClock::now();
+  hang_.reset();
+  exits_.assign(plan_.nproc, std::nullopt);
   auto started = group_.start(config_.command, launches, signals_.previous_mask(),
                               [this](std::uint32_t local) { output_.close_child_ends(local); });
   watch_output();
@@ -254,6 +302,7 @@ void Agent::tick_stopping() {
 void Agent::stopped() {
   for (const int fd : output_.read_fds()) loop_.remove(fd);
   output_.drain();
+  tell_if_untouched();
   auto then = std::move(stopping_->then);
   stopping_.reset();
   then();
@@ -280,36 +329,65 @@ void Agent::on_start(const StartOrder& order) {
   if (auto ok = start_workers(); !ok) {
     spdlog::error("node {} ({}): {}", plan_.node_rank, host_, ok.error());
     // Tell the others; this node's "worker" failed to start.
-    client_->report_failure({attempt_, plan_.rank_base, 0, 1, "could not be started: " + ok.error(),
-                             local_time(std::chrono::system_clock::now()), "", ""});
+    FailureReport report;
+    report.attempt = attempt_;
+    report.rank = plan_.rank_base;
+    report.what = "could not be started: " + ok.error();
+    report.time = local_time(WallClock::now());
+    client_->report_failure(report);
     stop_workers([this] { report_stopped(); });
     return;
   }
   state_ = State::Monitor;
 }
 
+// The first failure on this node: report it, then stop our other workers at
+// once rather than waiting for the coordinator's STOP.
+void Agent::report_failure(std::uint32_t local, int code, const std::string& what, WallClock::time_point when,
+                           const FailureReport& hang_fields) {
+  failure_reported_ = true;
+  output_.drain();
+  std::string tail;
+  for (const auto& line : output_.stderr_tail(local)) tail += line + "\n";
+  // The report is one protocol line (16 KiB at most): the end of the tail matters.
+  constexpr std::size_t kMaxTail = 4096;
+  if (tail.size() > kMaxTail) tail = "..." + tail.substr(tail.size() - kMaxTail);
+  const auto file = error_file(local);
+  FailureReport report = hang_fields;
+  report.attempt = attempt_;
+  report.rank = plan_.rank_base + local;
+  report.local_rank = local;
+  report.code = code;
+  report.what = what;
+  report.time = local_time(when);
+  report.tail = std::move(tail);
+  report.error_file = std::filesystem::exists(file) ? file : "";
+  client_->report_failure(report);
+  exit_code_ = code;
+  stop_workers([this] { report_stopped(); });
+}
+
 void Agent::on_worker_exits() {
   if (state_ == State::Stopping) return tick_stopping();
   for (const auto& exit : group_.reap()) {
-    if (!exit.failed() || state_ != State::Monitor || failure_reported_) continue;
-    // The first failure on this node: report it, then stop our other workers
-    // at once rather than waiting for the coordinator's STOP.
-    failure_reported_ = true;
-    output_.drain();
-    std::string tail;
-    for (const auto& line : output_.stderr_tail(exit.local_rank)) tail += line + "\n";
-    // The report is one protocol line (16 KiB at most): the end of the tail matters.
-    constexpr std::size_t kMaxTail = 4096;
-    if (tail.size() > kMaxTail) tail = "..." + tail.substr(tail.size() - kMaxTail);
-    const auto file = error_file(exit.local_rank);
-    client_->report_failure({attempt_, plan_.rank_base + exit.local_rank, exit.local_rank, exit.status_code(),
-                             exit.describe(), local_time(exit.when), tail, std::filesystem::exists(file) ? file : ""});
-    exit_code_ = exit.status_code();
-    stop_workers([this] { report_stopped(); });
-    return;
+    if (exit.local_rank < exits_.size()) exits_[exit.local_rank] = exit;
+    if (!exit.failed() || state_ != State::Monitor || failure_reported_ || hang_) continue;
+    // With the hang watch on, a death next to a rank already stalled is the
+    // hang's consequence (a stalled rank elsewhere was stopped, and the
+    // collective it never joined failed here): the hang is the cause.
+    if (plan_.hang_timeout_ms > 0) {
+      if (auto hang = find_hang(last_progress(), attempt_started_, WallClock::now(),
+                                std::chrono::milliseconds(plan_.hang_timeout_ms))) {
+        begin_hang(std::move(*hang));
+        continue;
+      }
+    }
+    return report_failure(exit.local_rank, exit.status_code(), exit.describe(), exit.when);
   }
+  if (hang_ && state_ == State::Monitor && !failure_reported_ && hang_settled()) return report_hang();
   if (state_ == State::Monitor && group_.running() == 0) {
     output_.drain();
+    tell_if_untouched();
     client_->report_finished(attempt_);
     state_ = State::WaitOrders;  // DONE (or BYE) follows at once
   }
@@ -387,6 +465,78 @@ void Agent::tick_requeue() {
     requeue_->done = true;
     spdlog::error("cannot requeue job {}: {}", plan_.job_id, started.error());
   }
+}
+
+// Every kHangCheckEvery while the workers run: a rank silent for the timeout
+// is a hang (hang_watch.hpp).
+void Agent::tick_hang_watch() {
+  if (plan_.hang_timeout_ms == 0 || state_ != State::Monitor || failure_reported_) return;
+  if (hang_) {
+    if (hang_settled()) report_hang();
+    return;
+  }
+  if (Clock::now() < next_hang_check_) return;
+  next_hang_check_ = Clock::now() + kHangCheckEvery;
+  if (auto hang = find_hang(last_progress(), attempt_started_, WallClock::now(),
+                            std::chrono::milliseconds(plan_.hang_timeout_ms)))
+    begin_hang(std::move(*hang));
+}
+
+// Once the attempt's workers have ended: node 0 says (once) if none of them
+// ever signalled progress, so the watch never started.
+void Agent::tell_if_untouched() {
+  if (plan_.hang_timeout_ms == 0 || plan_.node_rank != 0 || told_untouched_ || exits_.empty()) return;
+  for (std::uint32_t local = 0; local < plan_.nproc; ++local)
+    if (modification_time(progress_file(local)).value_or(WallClock::time_point{}) != WallClock::time_point{}) return;
+  told_untouched_ = true;
+  spdlog::warn("{}", untouched_warning(plan_.node_rank, std::chrono::milliseconds(plan_.hang_timeout_ms)));
+}
+
+// Each worker's last progress; nullopt for one that has ended well.
+std::vector<std::optional<WallClock::time_point>> Agent::last_progress() const {
+  std::vector<std::optional<WallClock::time_point>> last(plan_.nproc);
+  for (std::uint32_t local = 0; local < plan_.nproc; ++local) {
+    if (local < exits_.size() && exits_[local] && !exits_[local]->failed()) continue;
+    last[local] = modification_time(progress_file(local)).value_or(WallClock::time_point{});
+  }
+  return last;
+}
+
+// SIGABRT makes Python (PYTHONFAULTHANDLER) print every thread's stack; the
+// report waits for the stalled workers to end so that their stacks are in it.
+void Agent::begin_hang(Hang hang) {
+  spdlog::warn("node {}: rank(s) {} made no progress for {}: SIGABRT for their stacks", plan_.node_rank,
+               rank_list(hang.stalled, plan_.rank_base), seconds_text(std::chrono::milliseconds(plan_.hang_timeout_ms)));
+  for (const auto& r : hang.stalled) group_.abort_for_stack(r.local);
+  hang_ = HangReport{std::move(hang), Clock::now() + kHangReportWait};
+}
+
+bool Agent::hang_settled() const {
+  if (Clock::now() >= hang_->report_by) return true;
+  for (const auto& r : hang_->hang.stalled)
+    if (!exits_[r.local]) return false;
+  return true;
+}
+
+// The culprit on this node (hang_watch.hpp); the coordinator compares it
+// with the other nodes' by where it stalled, then by how long ago.
+void Agent::report_hang() {
+  const Hang& hang = hang_->hang;
+  output_.drain();
+  std::vector<StalledIn> where;
+  for (const auto& r : hang.stalled) where.push_back(where_stalled(output_.stderr_tail(r.local)));
+  const std::size_t culprit = pick_culprit(hang, where);
+  const std::uint32_t local = hang.stalled[culprit].local;
+  const auto& exit = exits_[local];
+  FailureReport fields;
+  fields.stalled_since_ms = std::max<std::uint64_t>(epoch_ms(hang.stalled[culprit].last), 1);
+  fields.stalled_in = std::uint32_t(where[culprit]);
+  fields.stalled = rank_list(hang.stalled, plan_.rank_base);
+  const auto timeout = std::chrono::milliseconds(plan_.hang_timeout_ms);
+  const auto what = describe_hang(hang, culprit, where[culprit], plan_.rank_base, plan_.node_rank, timeout) +
+                    (exit ? "" : "; it survived SIGABRT");
+  report_failure(local, exit ? exit->status_code() : 128 + SIGABRT, what, exit ? exit->when : WallClock::now(),
+                 fields);
 }
 
 void Agent::on_signal() {
@@ -515,6 +665,7 @@ int Agent::run() {
     client_->tick();
     tick_stopping();
     tick_requeue();
+    tick_hang_watch();
     if (state_ != State::Done) continue;
     if (!coordinator_ || stop_signal_ || lost_) break;
     // Requeueing: wait for scontrol, then for Slurm's SIGTERM (the job is

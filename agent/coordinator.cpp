@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "ddp/netif.hpp"
+#include "ddp/parse.hpp"
 
 namespace ddp::agent {
 
@@ -24,14 +25,12 @@ constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
 // must leave the loop time to read the real agents' responses in between (the
 // socket stays readable, so the next turn of the loop accepts the rest).
 constexpr int kAcceptBatch = 16;
+// How long hang reports are compared before the oldest is the root cause: a
+// node's check runs every 250 ms, and its stalled workers get up to 3 s to die
+// of SIGABRT; every node in usually reports well within this.
+constexpr auto kHangSettle = std::chrono::seconds(4);
 // The stranger log's window: a few lines, then one summary per window.
 constexpr auto kStrangerWindow = std::chrono::seconds(10);
-
-// "5 s", "0.3 s"
-std::string seconds_text(std::chrono::milliseconds ms) {
-  const auto n = ms.count();
-  return std::to_string(n / 1000) + (n % 1000 ? "." + std::to_string(n % 1000 / 100) : "") + " s";
-}
 
 std::string ip_text(const sockaddr_in& a) {
   char text[INET_ADDRSTRLEN] = {};
@@ -389,7 +388,53 @@ void Coordinator::handle_failure(std::uint32_t node, const rdzv::Message& m) {
     for (std::string line; std::getline(lines, line);) cause << "\n  | " << line;
   }
   if (const auto file = m.get("error_file")) cause << "\n  details: " << *file;
+  nodes_[node].failed_attempt = attempt_;
+  if (const auto since = m.get_uint("stalled_since_ms", 1, ~0ull >> 1)) {
+    const auto stalled_in = m.get_uint("stalled_in", 0, 2);
+    const HangSuspicion suspicion{stalled_in ? *stalled_in : 1, *since};
+    return note_hang(node, m, cause.str(), suspicion, code ? int(*code) : 1);
+  }
+  if (hang_) return decide_hang();  // its consequence, not a cause; the hang's own reports decide
   begin_stop(cause.str(), code ? int(*code) : 1);
+}
+
+// A hang report (--ddp-hang-timeout): every node whose ranks stalled reports
+// within a moment of the others (its own check, or its workers failing once
+// the first node stopped its stalled ones). Each names its own suspect
+// (hang_watch.hpp); wait for the other nodes' reports, up to kHangSettle, and
+// keep the most suspect: outside a collective first, then silent longest.
+void Coordinator::note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause,
+                            HangSuspicion suspicion, int code) {
+  if (!hang_) {
+    hang_.emplace();
+    hang_->decide_at = Clock::now() + kHangSettle;
+  }
+  hang_->stalled_by_node.push_back("node " + std::to_string(node) + ": ranks " + m.get("stalled").value_or("?"));
+  if (hang_->cause.empty() || suspicion < hang_->suspicion) {
+    hang_->cause = cause;
+    hang_->code = code;
+    hang_->suspicion = suspicion;
+    hang_->culprit_node = node;
+  }
+  decide_hang();
+}
+
+// Once every node has reported (or is lost), or at the deadline.
+void Coordinator::decide_hang() {
+  if (!hang_ || phase_ != Phase::Running) return;
+  bool all_in = true;
+  for (const auto& n : nodes_) all_in &= n.lost || n.finished || n.failed_attempt == attempt_;
+  if (!all_in && Clock::now() < hang_->decide_at) return;
+  std::string cause = hang_->cause;
+  if (hang_->stalled_by_node.size() > 1) {
+    cause += "\n  stalled as well (they waited for it):";
+    for (const auto& line : hang_->stalled_by_node)
+      if (line.rfind("node " + std::to_string(hang_->culprit_node) + ":", 0) != 0) cause += " " + line + ";";
+    cause.pop_back();
+  }
+  const int code = hang_->code;
+  hang_.reset();
+  begin_stop(cause, code);
 }
 
 void Coordinator::node_lost(std::uint32_t node, const std::string& why) {
@@ -403,6 +448,7 @@ void Coordinator::node_lost(std::uint32_t node, const std::string& why) {
 }
 
 void Coordinator::begin_stop(const std::string& cause, int exit_code) {
+  hang_.reset();
   cause_ = cause;
   cause_code_ = exit_code;
   phase_ = Phase::Stopping;
@@ -468,6 +514,7 @@ void Coordinator::tick() {
            "handshake timeout");
   strangers_.flush(now, false);
   if (phase_ == Phase::Done) return;
+  decide_hang();
   if (phase_ == Phase::Gathering && now - started_ > config_.rdzv_timeout) {
     // The cause travels in one ABORT line (16 KiB at most): name the missing
     // nodes (the first 50 in full), count the ones that arrived.

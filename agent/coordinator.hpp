@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <compare>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -47,6 +48,27 @@ struct CoordinatorConfig {
 struct Verdict {
   int exit_code = 0;
   std::string cause;  // empty on success
+};
+
+// A node's hang suspect (--ddp-hang-timeout), the smaller the likelier: where
+// it stalled (StalledIn: elsewhere, unknown, collective), then its last
+// progress in ms since the epoch.
+struct HangSuspicion {
+  std::uint64_t stalled_in = 1;
+  std::uint64_t since_ms = 0;
+  auto operator<=>(const HangSuspicion&) const = default;
+};
+
+// Hang reports being compared by the coordinator (note_hang). Outside the
+// class: clang cannot default-construct a nested struct with member
+// initializers in optional::emplace (see Requeueing in agent.cpp).
+struct PendingHang {
+  std::chrono::steady_clock::time_point decide_at;
+  std::string cause;
+  std::vector<std::string> stalled_by_node;  // "node 1: ranks 2,3"
+  HangSuspicion suspicion;
+  int code = 1;
+  std::uint32_t culprit_node = 0;
 };
 
 class Coordinator {
@@ -105,6 +127,7 @@ class Coordinator {
     std::string workers;  // "gpu|cpus|nic" per worker, ';'-separated (for the verbose summary)
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
+    std::optional<std::uint32_t> failed_attempt;  // reported a failure in that attempt
   };
   enum class Phase { Gathering, Running, Stopping, Done };
 
@@ -114,6 +137,9 @@ class Coordinator {
   void handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m);
   void handle_join(std::uint32_t node, const rdzv::Message& m);
   void handle_failure(std::uint32_t node, const rdzv::Message& m);
+  void note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause, HangSuspicion suspicion,
+                 int code);
+  void decide_hang();
   void node_lost(std::uint32_t node, const std::string& why);
   void all_joined();
   void print_summary() const;
@@ -148,6 +174,7 @@ class Coordinator {
   std::string cause_;
   int cause_code_ = 1;
   std::optional<Verdict> verdict_;
+  std::optional<PendingHang> hang_;
   Clock::time_point started_;
   Clock::time_point last_heartbeat_;
 };

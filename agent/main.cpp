@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   double grace_s = 5.0;
   bool from_env = false;
   bool verbose = false;
-  double rdzv_timeout_s = 0, heartbeat_timeout_s = 0;
+  double rdzv_timeout_s = 0, heartbeat_timeout_s = 0, hang_timeout_s = 0;
   bool no_prefix = false, one_gpu = false;
   std::string output_ranks, log_dir;
   std::vector<std::string> command;
@@ -54,6 +54,11 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "Print the plan and every worker start");
   auto* rdzv_opt = app.add_option("--rdzv-timeout", rdzv_timeout_s, "Seconds for every node's agent to arrive (60)")
                        ->check(CLI::Range(1.0, 3600.0));
+  auto* hang_opt = app.add_option("--hang-timeout", hang_timeout_s,
+                                  "Seconds without progress (DDP_PROGRESS_FILE untouched) after which a worker is "
+                                  "a hang: its stack is dumped and the run stops (0: off, the default)")
+                       ->check(CLI::Range(0.0, 3600.0))
+                       ->envname("DDP_HANG_TIMEOUT");
   auto* hb_opt = app.add_option("--heartbeat-timeout", heartbeat_timeout_s,
                                 "Seconds of silence after which a node is declared lost (5)")
                      ->check(CLI::Range(1.0, 3600.0));
@@ -133,5 +138,6 @@ int main(int argc, char** argv) {
   }
   if (rdzv_opt->count()) config.plan.rdzv_timeout_ms = std::uint32_t(rdzv_timeout_s * 1000);
   if (hb_opt->count()) config.plan.heartbeat_timeout_ms = std::uint32_t(heartbeat_timeout_s * 1000);
+  if (hang_opt->count()) config.plan.hang_timeout_ms = std::uint32_t(hang_timeout_s * 1000);
   return agent::run_agent(std::move(config));
 }

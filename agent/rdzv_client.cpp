@@ -238,6 +238,8 @@ void RdzvClient::report_failure(const FailureReport& r) {
       .set("time", r.time)
       .set("tail", r.tail);
   if (!r.error_file.empty()) m.set("error_file", r.error_file);
+  if (r.stalled_since_ms)
+    m.set("stalled_since_ms", r.stalled_since_ms).set("stalled_in", r.stalled_in).set("stalled", r.stalled);
   send(m);
 }
 

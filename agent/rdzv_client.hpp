@@ -45,6 +45,11 @@ struct FailureReport {
   std::string time;        // local HH:MM:SS
   std::string tail;        // last lines of its stderr
   std::string error_file;  // TORCHELASTIC_ERROR_FILE, if the worker wrote it
+  // A hang (--ddp-hang-timeout): the culprit's last progress, ms since the
+  // epoch (0: not a hang), where it stalled (StalledIn), the node's stalled ranks.
+  std::uint64_t stalled_since_ms = 0;
+  std::uint32_t stalled_in = 0;
+  std::string stalled;
 };
 
 class RdzvClient {

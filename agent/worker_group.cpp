@@ -129,6 +129,17 @@ std::size_t WorkerGroup::abandon_running() {
   return n;
 }
 
+void WorkerGroup::abort_for_stack(std::uint32_t local_rank) {
+  // No core file: a GPU worker's would be as large as its memory, on every
+  // stalled rank at once. Its own limit, set from here (prlimit, same user).
+  const rlimit no_core{0, 0};
+  for (const auto& w : workers_)
+    if (w.running && w.local_rank == local_rank) {
+      ::prlimit(w.pid, RLIMIT_CORE, &no_core, nullptr);
+      ::kill(w.pid, SIGABRT);
+    }
+}
+
 std::size_t WorkerGroup::running() const {
   std::size_t n = 0;
   for (const auto& w : workers_) n += w.running;

@@ -116,6 +116,11 @@ Status plan_step(State& st, const StepFacts& facts) {
   // --ddp-requeue, or the site's default when the user said nothing (DDP_REQUEUE=0 says no).
   plan.requeue = st.request.requeue.value_or(st.settings.requeue);
   plan.requeue_wait_ms = std::uint32_t(st.settings.requeue_wait.count());
+  plan.hang_timeout_ms = st.request.hang_timeout_s ? *st.request.hang_timeout_s * 1000u
+                                                   : std::uint32_t(st.settings.hang_timeout.count());
+  if (task_shape && st.request.hang_timeout_s.value_or(0) > 0 && facts.node_id == 0)
+    st.warnings.push_back("--ddp-hang-timeout is ignored with several tasks per node: only the agent (one task "
+                          "per node, e.g. srun --ntasks-per-node=1 --ddp-procs=N) watches the workers' progress");
   plan.placements = place_workers(st.settings, plan, facts, st.warnings);
   st.plan = std::move(plan);
   return Ok{};

@@ -62,4 +62,9 @@ Result<PortRange> parse_port_range(std::string_view text, std::string_view what)
   return PortRange{std::uint16_t(*first), std::uint16_t(*last)};
 }
 
+std::string seconds_text(std::chrono::milliseconds ms) {
+  const auto n = ms.count();
+  return std::to_string(n / 1000) + (n % 1000 ? "." + std::to_string(n % 1000 / 100) : "") + " s";
+}
+
 }  // namespace ddp

@@ -2,6 +2,7 @@
 // Pure functions: every error message names the value and the accepted range.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,5 +32,8 @@ std::string_view trim(std::string_view text);
 // "..." appended. Messages quote values users choose (options, DDP_*
 // variables, node lists), and slurmd's log must not get lines a user forged.
 std::string printable(std::string_view text, std::size_t max = 4096);
+
+// A duration for a message: "5 s", "0.3 s", "12.5 s".
+std::string seconds_text(std::chrono::milliseconds ms);
 
 }  // namespace ddp

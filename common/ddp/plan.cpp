@@ -62,6 +62,7 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("HEARTBEAT_TIMEOUT_MS"), std::to_string(plan.heartbeat_timeout_ms));
   env.set(key("REQUEUE"), plan.requeue ? "1" : "0");
   env.set(key("REQUEUE_WAIT_MS"), std::to_string(plan.requeue_wait_ms));
+  env.set(key("HANG_TIMEOUT_MS"), std::to_string(plan.hang_timeout_ms));
   env.unset_prefix(key("WORKER_"));
   for (std::size_t i = 0; i < plan.placements.size(); ++i) {
     const auto& p = plan.placements[i];
@@ -106,6 +107,7 @@ Result<NodePlan> read_plan(const Environment& env) {
       {"RDZV_TIMEOUT_MS", 1000, 3600 * 1000, &plan.rdzv_timeout_ms},
       {"HEARTBEAT_TIMEOUT_MS", 1000, 3600 * 1000, &plan.heartbeat_timeout_ms},
       {"REQUEUE_WAIT_MS", 0, 3600 * 1000, &plan.requeue_wait_ms},
+      {"HANG_TIMEOUT_MS", 0, 86400u * 1000, &plan.hang_timeout_ms},
   };
   for (const auto& f : fields) {
     const auto n = number(env, f.name, f.min, f.max);

@@ -15,7 +15,7 @@
 
 namespace ddp {
 
-inline constexpr int kPlanVersion = 2;
+inline constexpr int kPlanVersion = 3;
 inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
 
 // Where one worker runs: worked out by the plugin (hwloc), applied by the agent
@@ -52,6 +52,7 @@ struct NodePlan {
   bool export_ib_hca = false;               // NCCL_IB_HCA = each worker's closest NIC
   bool requeue = false;                     // --ddp-requeue: node 0 requeues the job after Slurm's warning
   std::uint32_t requeue_wait_ms = 60000;    // ... once every worker has ended, or after this long
+  std::uint32_t hang_timeout_ms = 0;        // a worker without progress this long is a hang (0: off)
   std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 
   bool operator==(const NodePlan&) const = default;

@@ -73,6 +73,10 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
     request.verbose = true;
   } else if (option == "ddp-requeue") {
     request.requeue = true;
+  } else if (option == "ddp-hang-timeout") {
+    auto n = count(value, option, 0, 3600);
+    if (!n) return fail(n.error());
+    request.hang_timeout_s = *n;
   } else {
     return fail("unknown option --" + std::string(option));
   }

@@ -32,6 +32,7 @@ struct DdpRequest {
   std::uint32_t restarts = 0;          // --ddp-restarts=N
   bool verbose = false;                // --ddp-verbose
   std::optional<bool> requeue;         // --ddp-requeue / DDP_REQUEUE=0|1; unset: the site's Requeue=
+  std::optional<std::uint32_t> hang_timeout_s;  // --ddp-hang-timeout=SECONDS (0: off); unset: the site's
   std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line
 
   bool active() const { return enabled && !opted_out; }
@@ -59,6 +60,9 @@ inline constexpr OptionSpec kOptions[] = {
     {"ddp-requeue", nullptr, false,
      "[ddp] On Slurm's warning signal (sbatch --signal=USR1@SECONDS: time limit, preemption) let the workers "
      "save, then requeue the job; the requeued job resumes from its newest snapshot. Batch jobs only"},
+    {"ddp-hang-timeout", "SECONDS", false,
+     "[ddp] A worker that shows no progress for SECONDS (DDP_PROGRESS_FILE not touched; ddp-train touches it "
+     "every step) is a hang: its stack is dumped and the job stops, naming it. 0: off"},
 };
 
 // Environment equivalents, for slurmrestd and scripts that cannot pass options;
@@ -72,7 +76,7 @@ struct EnvEquivalent {
 inline constexpr EnvEquivalent kEnvEquivalents[] = {
     {"DDP_MODE", "ddp"},      {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
     {"DDP_PORT", "ddp-port"}, {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
-    {"DDP_REQUEUE", "ddp-requeue"},
+    {"DDP_REQUEUE", "ddp-requeue"}, {"DDP_HANG_TIMEOUT", "ddp-hang-timeout"},
 };
 
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given

@@ -46,6 +46,7 @@ struct SettingsPatch {
   std::optional<bool> export_ib_hca;
   std::optional<bool> requeue;
   std::optional<std::chrono::milliseconds> requeue_wait;
+  std::optional<std::chrono::milliseconds> hang_timeout;
   std::optional<std::string> topology_file;
   std::optional<std::string> gpu_info_dir;
   std::optional<std::string> master_interface;
@@ -76,6 +77,7 @@ struct Settings {
   bool export_ib_hca = false;                             // NCCL_IB_HCA = the NIC closest to the GPU
   bool requeue = false;                                   // --ddp-requeue unless the user says otherwise
   std::chrono::milliseconds requeue_wait{60000};          // the longest wait for the workers to save
+  std::chrono::milliseconds hang_timeout{0};              // --ddp-hang-timeout's default (0: off)
   std::string topology_file;                              // hwloc XML instead of probing (VMs, containers, tests)
   std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids
   std::string master_interface;  // MASTER_ADDR = node 0's address on this interface (IPoIB); "" = NodeAddr

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <list>
@@ -17,6 +18,7 @@
 
 #include "agent.hpp"
 #include "coordinator.hpp"
+#include "hang_watch.hpp"
 #include "ddp/rdzv_protocol.hpp"
 #include "rdzv_client.hpp"
 #include "requeue.hpp"
@@ -57,6 +59,20 @@ std::string slurp(const fs::path& p) {
 }
 
 void quiet() { spdlog::set_level(getenv("DDP_TEST_VERBOSE") ? spdlog::level::info : spdlog::level::off); }
+
+// Runs an agent with its log captured: the exit code and every line.
+std::pair<int, std::string> run_logged(agent::AgentConfig c) {
+  std::ostringstream log;
+  auto saved = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::info);
+  const int rc = agent::run_agent(std::move(c));
+  spdlog::set_default_logger(saved);
+  quiet();
+  return {rc, log.str()};
+}
 
 }  // namespace
 
@@ -112,6 +128,123 @@ START_TEST(missing_command_is_127) {
   auto c = config(1, "");
   c.command = {"/nonexistent/ddp-no-such-program"};
   ck_assert_int_eq(agent::run_agent(c), 127);
+}
+END_TEST
+
+// find_hang alone: stalled ranks stalest first; a rank that ended well is
+// not watched; no rank counts as silent before the attempt began; a file with
+// the epoch as its time was never touched.
+START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
+  using namespace std::chrono;
+  const agent::WallClock::time_point t0{seconds(1000)};
+  const auto at = [&](int s) { return std::optional(t0 + seconds(s)); };
+  const auto hang = agent::find_hang({at(5), at(1), std::nullopt, at(3), at(9)}, t0, t0 + seconds(10), seconds(4));
+  ck_assert(hang.has_value());
+  CK_STR_EQ(agent::rank_list(hang->stalled, 8), "9,11,8");  // silent since 1 s, 3 s, 5 s
+  CK_STR_EQ(agent::rank_list(hang->progressing, 8), "12");  // rank 2 ended well
+  ck_assert(hang->stalled[0].last == t0 + seconds(1) && !hang->stalled[0].never);
+  // Nothing stalled yet; a file older than the attempt counts from its start.
+  ck_assert(!agent::find_hang({at(7), at(8)}, t0, t0 + seconds(10), seconds(4)));
+  const auto early = agent::find_hang({at(-50)}, t0 + seconds(5), t0 + seconds(10), seconds(4));
+  ck_assert(early && !early->stalled[0].never && early->stalled[0].last == t0 + seconds(5));
+  // A rank that never touched is no hang by itself (the watch starts at its
+  // first touch), but once another is, it is stalled too, and the stalest.
+  const agent::WallClock::time_point never{};
+  ck_assert(!agent::find_hang({never, never}, t0 + seconds(5), t0 + seconds(20), seconds(4)));
+  const auto with = agent::find_hang({at(7), never}, t0 + seconds(5), t0 + seconds(20), seconds(4));
+  ck_assert(with && with->stalled.size() == 2 && with->stalled[0].local == 1 && with->stalled[0].never);
+  CK_CONTAINS(agent::describe_hang(*with, 0, agent::StalledIn::unknown, 0, 2, seconds(4)),
+              "hung: no progress signal since it started, more than 4 s ago, while other ranks made progress");
+}
+END_TEST
+
+// The culprit by its stack: a rank waiting in torch.distributed waits for
+// one that is elsewhere, however long each has been silent.
+START_TEST(the_culprit_is_the_stalled_rank_outside_a_collective) {
+  using agent::StalledIn;
+  const std::vector<std::string> in_allreduce = {
+      "Fatal Python error: Aborted", "", "Current thread 0x00007f4d889992c0 (most recent call first):",
+      "  File \"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py\", line 1541 in all_reduce",
+      "  File \"/work/train.py\", line 29 in <module>"};
+  const std::vector<std::string> asleep = {
+      "some earlier line", "Fatal Python error: Aborted", "",
+      "Current thread 0x00007f7f78f3b2c0 (most recent call first):",
+      "  File \"/work/train.py\", line 21 in fall_asleep", "  File \"/work/train.py\", line 28 in <module>"};
+  ck_assert(agent::where_stalled(in_allreduce) == StalledIn::collective);
+  ck_assert(agent::where_stalled(asleep) == StalledIn::elsewhere);
+  ck_assert(agent::where_stalled({"ddp-train: epoch 1/4", "Aborted"}) == StalledIn::unknown);
+  // A stack printed earlier (a warning with a traceback) is not the dump.
+  auto old_then_dump = in_allreduce;
+  old_then_dump.insert(old_then_dump.begin(), "  File \"/work/train.py\", line 3 in <module>");
+  ck_assert(agent::where_stalled(old_then_dump) == StalledIn::collective);
+  agent::Hang hang;
+  hang.stalled = {{0, {}, false}, {1, {}, false}, {2, {}, false}};
+  ck_assert_int_eq(agent::pick_culprit(hang, {StalledIn::collective, StalledIn::elsewhere, StalledIn::elsewhere}), 1);
+  ck_assert_int_eq(agent::pick_culprit(hang, {StalledIn::collective, StalledIn::unknown, StalledIn::collective}), 1);
+  ck_assert_int_eq(agent::pick_culprit(hang, {StalledIn::unknown, StalledIn::unknown, StalledIn::unknown}), 0);
+}
+END_TEST
+
+// --ddp-hang-timeout with real processes: sh workers that touch their
+// DDP_PROGRESS_FILE in a loop, and one that stops.
+START_TEST(a_silent_worker_is_named_as_the_hang) {
+  const auto dir = scratch();
+  // Rank 1 would leave a core file in $T (core_pattern "core") if the agent
+  // let it: SIGABRT is for the stack, never a core dump.
+  auto c = config(3,
+                  "cd $T; ulimit -c unlimited; touch $DDP_PROGRESS_FILE; [ $RANK = 1 ] && exec sleep 60; "
+                  "while :; do touch $DDP_PROGRESS_FILE; sleep 0.1; done");
+  c.plan.hang_timeout_ms = 1000;
+  const auto [rc, log] = run_logged(c);
+  ck_assert_int_eq(rc, 128 + SIGABRT);  // the stalled worker, killed for its stack
+  CK_CONTAINS(log, "root cause: worker rank 1 (local rank 1) on node 0");
+  CK_CONTAINS(log, "hung: no progress for 1 s (--ddp-hang-timeout");
+  CK_CONTAINS(log, "stalled on node 0: ranks 1, still progressing: 0,2");
+  for (const auto& entry : fs::directory_iterator(dir))
+    ck_assert_msg(entry.path().filename().string().rfind("core", 0) != 0, "a core file: %s",
+                  entry.path().c_str());
+  fs::remove_all(dir);
+}
+END_TEST
+
+// Ranks waiting in a collective that one rank never joined stall one step
+// after it: every rank is stalled when the watch looks, and the culprit is
+// the one silent longest.
+START_TEST(in_a_collective_hang_the_rank_silent_longest_is_named) {
+  const auto dir = scratch();
+  auto c = config(4,
+                  "touch $DDP_PROGRESS_FILE; sleep 0.2; [ $RANK = 2 ] || { sleep 0.4; touch $DDP_PROGRESS_FILE; }; "
+                  "exec sleep 60");
+  c.plan.hang_timeout_ms = 1500;
+  const auto [rc, log] = run_logged(c);
+  ck_assert_int_eq(rc, 128 + SIGABRT);
+  CK_CONTAINS(log, "root cause: worker rank 2 (local rank 2) on node 0");
+  CK_CONTAINS(log, "stalled on node 0: ranks 2,");
+  fs::remove_all(dir);
+}
+END_TEST
+
+// A start longer than the timeout is no hang (the watch starts at each
+// worker's first touch); a script that never touches is told how, once.
+START_TEST(a_script_that_never_signals_progress_is_told_how) {
+  const auto dir = scratch();
+  auto c = config(2, "echo $PYTHONFAULTHANDLER ${DDP_PROGRESS_FILE##*/} > $T/env$RANK; sleep 2.5");
+  c.plan.hang_timeout_ms = 1000;
+  const auto [rc, log] = run_logged(c);
+  ck_assert_int_eq(rc, 0);
+  CK_CONTAINS(log, "node 0: --ddp-hang-timeout=1 s watched nothing: no worker touched its DDP_PROGRESS_FILE");
+  CK_CONTAINS(log, "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()");
+  ck_assert_int_eq(std::count(log.begin(), log.end(), '\n'), 1);
+  CK_STR_EQ(slurp(fs::path(dir) / "env0"), "1 progress\n");  // faulthandler on, a file of its own
+  fs::remove_all(dir);
+}
+END_TEST
+
+START_TEST(without_a_hang_timeout_nothing_is_watched) {
+  const auto dir = scratch();
+  ck_assert_int_eq(agent::run_agent(config(1, "echo ${DDP_PROGRESS_FILE-unset} > $T/p; sleep 1.5")), 0);
+  CK_STR_EQ(slurp(fs::path(dir) / "p"), "unset\n");
+  fs::remove_all(dir);
 }
 END_TEST
 
@@ -600,6 +733,10 @@ Suite* agent_suite() {
        a_response_replayed_on_a_new_connection_is_refused, the_client_refuses_a_welcome_replayed_on_a_new_connection,
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
-       requeue_runs_scontrol_and_reports_its_answer},
+       requeue_runs_scontrol_and_reports_its_answer, find_hang_orders_the_stalled_ranks_by_silence,
+       the_culprit_is_the_stalled_rank_outside_a_collective,
+       a_silent_worker_is_named_as_the_hang,
+       in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,
+       without_a_hang_timeout_nothing_is_watched},
       30);
 }

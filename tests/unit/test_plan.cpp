@@ -30,6 +30,7 @@ NodePlan sample_plan() {
   p.export_ib_hca = true;
   p.requeue = true;
   p.requeue_wait_ms = 45000;
+  p.hang_timeout_ms = 300000;
   for (int i = 0; i < 4; ++i)
     p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
                             std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});

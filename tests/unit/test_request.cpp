@@ -206,6 +206,25 @@ START_TEST(requeue_flag_and_its_variable) {
 }
 END_TEST
 
+START_TEST(hang_timeout_option_and_its_variable) {
+  DdpRequest r;
+  ck_assert(!r.hang_timeout_s);  // unset: the site's HangTimeout= decides
+  ck_assert(apply_option(r, "ddp-hang-timeout", "300").ok());
+  ck_assert_int_eq(*r.hang_timeout_s, 300);
+  ck_assert(apply_option(r, "ddp-hang-timeout", "0").ok());  // 0: off, whatever the site says
+  ck_assert(r.hang_timeout_s && *r.hang_timeout_s == 0);
+  CK_CONTAINS(apply_option(r, "ddp-hang-timeout", "soon").error(), "ddp-hang-timeout");
+  CK_CONTAINS(apply_option(r, "ddp-hang-timeout", "3601").error(), "3600");
+  DdpRequest from_env;
+  from_env.enabled = true;
+  ck_assert(apply_environment(from_env, [](const char* name) -> std::optional<std::string> {
+              if (std::string(name) == "DDP_HANG_TIMEOUT") return std::string("120");
+              return std::nullopt;
+            }).ok());
+  ck_assert_int_eq(*from_env.hang_timeout_s, 120);
+}
+END_TEST
+
 START_TEST(container_plugin_refused_in_the_agent_shape_only) {
   ck_assert(check_no_container_plugin("", false).ok());
   ck_assert(check_no_container_plugin("--container-image=ubuntu:24.04", true).ok());  // task shape: Slurm starts each worker
@@ -223,5 +242,6 @@ Suite* request_suite() {
                                 validate_catches_contradictions, option_table_usage_starts_with_plugin_tag,
                                 environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
                                 environment_off_and_bad_values, launchers_inside_agent_mode_are_refused,
-                                container_plugin_refused_in_the_agent_shape_only, requeue_flag_and_its_variable});
+                                container_plugin_refused_in_the_agent_shape_only, requeue_flag_and_its_variable,
+                                hang_timeout_option_and_its_variable});
 }

@@ -152,6 +152,18 @@ START_TEST(requeue_default_and_wait) {
 }
 END_TEST
 
+START_TEST(hang_timeout_default_and_overrides) {
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  ck_assert_int_eq(resolve_settings(SiteConfig{}, "p", "n", any).hang_timeout.count(), 0);  // off
+  const auto c = parse_site_config("HangTimeout=600\nPartitionName=debug HangTimeout=0\n", "t");
+  ck_assert(c.ok());
+  ck_assert_int_eq(resolve_settings(*c, "batch", "n", any).hang_timeout.count(), 600000);
+  ck_assert_int_eq(resolve_settings(*c, "debug", "n", any).hang_timeout.count(), 0);
+  ck_assert(!parse_site_config("HangTimeout=forever\n", "t").ok());
+  ck_assert(!parse_site_config("HangTimeout=4000\n", "t").ok());
+}
+END_TEST
+
 START_TEST(stop_grace_follows_kill_wait) {
   using std::chrono::seconds;
   ck_assert_int_eq(stop_grace_for(seconds(30)).count(), 27000);   // Slurm's default: 10% margin
@@ -337,7 +349,7 @@ Suite* site_config_suite() {
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
-       stop_grace_follows_kill_wait, requeue_default_and_wait,
+       stop_grace_follows_kill_wait, requeue_default_and_wait, hang_timeout_default_and_overrides,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,

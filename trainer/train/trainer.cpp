@@ -1,5 +1,7 @@
 #include "train/trainer.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -336,6 +338,9 @@ int run_training(const TrainOptions& o) {
   StepReadback readback(*ops, program.control_slots());
   if (o.device == "cuda") spdlog::info("training steps: {}", program.describe());
   bool stop = false;
+  // --ddp-hang-timeout: the agent watches this file's time; each step's
+  // result is progress.
+  const char* progress_file = std::getenv("DDP_PROGRESS_FILE");
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     const std::vector<std::size_t> indices = distributed_indices(sampler, std::uint64_t(epoch));
     for (std::size_t i = 0; i < per_rank; ++i) host_index[i] = int(indices[i]);
@@ -349,6 +354,7 @@ int run_training(const TrainOptions& o) {
     // a stop request seen after step s is acted on after step s + 1, on every
     // rank alike, at the position the loop has reached then.
     auto on_step_result = [&](const StepControl& result, int next_epoch, long long next_step) {
+      if (progress_file) ::utimensat(AT_FDCWD, progress_file, nullptr, 0);
       loss_sum += result.loss;
       ++loss_steps;
       // Once stopping, a later step's request (another rank's SIGUSR1 that

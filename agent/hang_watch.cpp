@@ -1,0 +1,110 @@
+#include "hang_watch.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <array>
+
+#include "ddp/parse.hpp"
+
+namespace ddp::agent {
+
+std::optional<Hang> find_hang(const std::vector<std::optional<WallClock::time_point>>& last_progress,
+                              WallClock::time_point attempt_started, WallClock::time_point now,
+                              std::chrono::milliseconds timeout) {
+  Hang hang;
+  bool armed_and_stalled = false;
+  for (std::uint32_t local = 0; local < last_progress.size(); ++local) {
+    if (!last_progress[local]) continue;  // ended well: not watched
+    const bool never = *last_progress[local] == WallClock::time_point{};
+    const auto last = std::max(*last_progress[local], attempt_started);
+    if (now - last > timeout) {
+      hang.stalled.push_back({local, last, never});
+      armed_and_stalled |= !never;
+    } else {
+      hang.progressing.push_back(local);
+    }
+  }
+  if (!armed_and_stalled) return std::nullopt;
+  std::stable_sort(hang.stalled.begin(), hang.stalled.end(),
+                   [](const Hang::Rank& a, const Hang::Rank& b) { return a.last < b.last; });
+  return hang;
+}
+
+StalledIn where_stalled(const std::vector<std::string>& stderr_tail) {
+  // Frames of the communication libraries a rank waits in for its peers.
+  static constexpr std::array kCollectiveFrames = {"/torch/distributed/", "/deepspeed/comm/", "/horovod/"};
+  std::size_t dump = stderr_tail.size();
+  for (std::size_t i = 0; i < stderr_tail.size(); ++i)
+    if (stderr_tail[i].find("Fatal Python error: Aborted") != std::string::npos) dump = i;
+  bool frames = false;
+  for (std::size_t i = dump; i < stderr_tail.size(); ++i) {
+    const std::string& line = stderr_tail[i];
+    if (line.find("  File \"") != 0) continue;
+    frames = true;
+    for (const char* marker : kCollectiveFrames)
+      if (line.find(marker) != std::string::npos) return StalledIn::collective;
+  }
+  return frames ? StalledIn::elsewhere : StalledIn::unknown;
+}
+
+const char* describe(StalledIn where) {
+  switch (where) {
+    case StalledIn::elsewhere: return "its stack is outside any collective, where the others wait";
+    case StalledIn::unknown: return "no Python stack to tell where; the rank silent longest";
+    case StalledIn::collective: return "it waits in a collective too; the rank silent longest";
+  }
+  return "";
+}
+
+std::size_t pick_culprit(const Hang& hang, const std::vector<StalledIn>& where) {
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < hang.stalled.size() && i < where.size(); ++i)
+    if (where[i] < where[best]) best = i;  // stalest first: ties keep the earlier
+  return best;
+}
+
+std::string rank_list(const std::vector<std::uint32_t>& locals, std::uint32_t rank_base) {
+  std::string out;
+  for (const auto local : locals) out += (out.empty() ? "" : ",") + std::to_string(rank_base + local);
+  return out.empty() ? "none" : out;
+}
+
+std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_base) {
+  std::vector<std::uint32_t> locals;
+  for (const auto& r : ranks) locals.push_back(r.local);
+  return rank_list(locals, rank_base);
+}
+
+std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
+                          std::uint32_t node_rank, std::chrono::milliseconds timeout) {
+  const std::string silence =
+      hang.stalled[culprit].never
+          ? "hung: no progress signal since it started, more than " + seconds_text(timeout) +
+                " ago, while other ranks made progress (--ddp-hang-timeout; " + describe(where) + ")"
+          : "hung: no progress for " + seconds_text(timeout) + " (--ddp-hang-timeout; " + describe(where) + ")";
+  return silence + "; stalled on node " + std::to_string(node_rank) + ": ranks " +
+         rank_list(hang.stalled, rank_base) + ", still progressing: " + rank_list(hang.progressing, rank_base) +
+         "; SIGABRT sent for the stalled ranks' stacks (PYTHONFAULTHANDLER)";
+}
+
+std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds timeout) {
+  return "node " + std::to_string(node_rank) + ": --ddp-hang-timeout=" + seconds_text(timeout) +
+         " watched nothing: no worker touched its DDP_PROGRESS_FILE (the watch starts at a worker's first "
+         "touch); ddp-train touches it every step, a script adds one line to its step: "
+         "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()";
+}
+
+std::optional<WallClock::time_point> modification_time(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
+      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+}
+
+std::uint64_t epoch_ms(WallClock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  return ms > 0 ? std::uint64_t(ms) : 0;
+}
+
+}  // namespace ddp::agent

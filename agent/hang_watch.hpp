@@ -1,0 +1,88 @@
+// --ddp-hang-timeout: a worker that makes no progress for the timeout is a
+// hang. The progress signal is a file per worker (DDP_PROGRESS_FILE) whose
+// modification time is its last progress, as torchelastic's file timer does:
+// one line in any script, no import of ours; ddp-train touches it each step.
+//
+// Who hung? In a collective that one rank never joins, every rank stalls
+// within a step of the others, so the silence alone rarely tells. The stack
+// does: SIGABRT makes each stalled Python worker print it (PYTHONFAULTHANDLER,
+// set by the agent), and a rank waiting inside torch.distributed is waiting
+// for the one that is somewhere else. So the culprit is a stalled rank that
+// is not in a collective, the stalest of them; without stacks (ddp-train, a
+// script with its own SIGABRT handler), the stalest rank. Each node picks its
+// own; the coordinator compares the nodes' picks the same way (their clocks
+// must agree to better than a step: NTP does).
+//
+// Pure decisions here; the agent does the effects (SIGABRT, the report).
+// A rank that never touches its file is never a hang by itself: the agent
+// says once, at the timeout, that the watch waits for a first touch.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddp::agent {
+
+using WallClock = std::chrono::system_clock;
+
+struct Hang {
+  struct Rank {
+    std::uint32_t local = 0;
+    WallClock::time_point last;  // its last progress (at least the attempt's start)
+    bool never = false;          // no progress signalled since it started
+  };
+  std::vector<Rank> stalled;               // silent for the timeout, stalest first
+  std::vector<std::uint32_t> progressing;  // local ranks still watched and not stalled
+};
+
+// `last_progress[i]`: local rank i's last progress (its file's mtime; the
+// agent creates each file with the epoch as its time, so the epoch means
+// "never touched"; a time before the attempt's start counts from the start),
+// or nullopt for a rank no longer watched (it has ended well).
+//
+// A hang when a rank that has signalled progress at least once has been
+// silent for more than `timeout` before `now`: the watch of each rank starts
+// at its first touch, so that a long start (loading a checkpoint, building a
+// model, a slow rendezvous, each with its own timeouts) is no hang. Once there
+// is one, a rank that never signalled since the start is stalled as well (and
+// the likeliest culprit: the others made progress, it did not).
+std::optional<Hang> find_hang(const std::vector<std::optional<WallClock::time_point>>& last_progress,
+                              WallClock::time_point attempt_started, WallClock::time_point now,
+                              std::chrono::milliseconds timeout);
+
+// Where a stalled worker was when SIGABRT came, read from the last lines of
+// its stderr (the faulthandler's "Fatal Python error: Aborted" and the
+// frames after it). The order is the order of suspicion.
+enum class StalledIn { elsewhere = 0, unknown = 1, collective = 2 };
+StalledIn where_stalled(const std::vector<std::string>& stderr_tail);
+const char* describe(StalledIn where);
+
+// The culprit: the stalest of the stalled ranks that are least likely to be
+// waiting for another (`where[i]` belongs to hang.stalled[i]). An index into
+// hang.stalled.
+std::size_t pick_culprit(const Hang& hang, const std::vector<StalledIn>& where);
+
+// The failure's "what", said of the culprit, for the root-cause line:
+// "hung: no progress for 10 s (...); stalled on node 1: ranks 2,3; still
+// progressing: none; ...".
+std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
+                          std::uint32_t node_rank, std::chrono::milliseconds timeout);
+
+// "2,3" (global ranks), or "none".
+std::string rank_list(const std::vector<std::uint32_t>& locals, std::uint32_t rank_base);
+std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_base);
+
+// The file's modification time, if it exists.
+std::optional<WallClock::time_point> modification_time(const std::string& path);
+
+// What node 0 says when an attempt's workers have ended and none ever touched
+// its file: the watch never started, and how a script signals.
+std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds timeout);
+
+// Milliseconds since the epoch: how the time travels in the FAIL report.
+std::uint64_t epoch_ms(WallClock::time_point t);
+
+}  // namespace ddp::agent

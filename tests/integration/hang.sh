@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# --ddp-hang-timeout: rank 2 of 4 falls asleep inside a loop of all-reduces
+# (tests/integration/hang/worker.py), the other ranks wait in the all-reduce
+# it never joins. Every rank stalls within a step of the others: the job stops
+# within the timeout plus a few seconds, the root cause names rank 2 on node 1
+# (its faulthandler stack is outside torch.distributed, the others' inside;
+# the coordinator compares node 0's and node 1's reports), and rank 2's
+# Python stack is in the output. Then the same with ddp-agent
+# alone (DDP_HANG_TIMEOUT), and a script that never signals progress.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+agent=${1:?path to ddp-agent}
+train=${2:?path to ddp-train}
+worker=$DDP_SOURCE_DIR/tests/integration/hang/worker.py
+timeout_s=5
+
+run srun -N2 --ddp=cpu --ddp-procs=2 --ddp-hang-timeout=$timeout_s "$PYTHON" "$worker"
+expect_rc 134 "the stalled rank is killed by SIGABRT for its stack: 128 + 6"
+asleep=$(sed -n 's/.*rank 2 falls asleep at step 20 at \([0-9.]*\).*/\1/p' <<<"$OUT")
+[[ -n $asleep ]] || { show srun; fail "rank 2 never said it fell asleep"; }
+ended=$(date +%s.%N)
+expect_in "$ERR" "root cause: worker rank 2 (local rank 0) on node 1" "the root cause names rank 2 on node 1"
+expect_in "$ERR" "hung: no progress for $timeout_s s (--ddp-hang-timeout; its stack is outside any collective" \
+  "the root cause says it is a hang, told apart from the waiting ranks by its stack"
+expect_in "$ERR" "stalled as well (they waited for it): node 0: ranks 0,1" "node 0's ranks are named as waiting"
+# faulthandler's dump of rank 2's main thread, in its output and in the root cause's tail.
+expect_in "$RAW_ERR" "[rank 2] " "rank 2's stderr is there"
+grep -q '^\[rank 2\] .*in fall_asleep' <<<"$RAW_ERR" || { show srun; fail "rank 2's stack (fall_asleep) is not in the output"; }
+expect_in "$ERR" "| Fatal Python error: Aborted" "the root cause's tail holds rank 2's faulthandler dump"
+took=$("$PYTHON" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$asleep" "$ended")
+"$PYTHON" -c "import sys; sys.exit(not float(sys.argv[1]) <= $timeout_s + 10)" "$took" ||
+  fail "the job ended $took s after rank 2 fell asleep: more than the timeout plus 10 s"
+pass "srun --ddp-hang-timeout=$timeout_s: rank 2 named with its stack, srun back $took s after it fell asleep"
+
+# ddp-agent alone (like torchrun --standalone): the same hang on one node.
+run env DDP_HANG_TIMEOUT=3 HANG_RANK=1 "$agent" --nproc 3 -- "$PYTHON" "$worker"
+expect_rc 134 "standalone: SIGABRT"
+expect_in "$ERR" "root cause: worker rank 1 (local rank 1) on node 0" "standalone: rank 1 named"
+expect_in "$ERR" "stalled on node 0: ranks " "standalone: the stalled ranks are listed"
+expect_in "$ERR" "its stack is outside any collective, where the others wait" "standalone: told apart by its stack"
+grep -q '^\[rank 1\] .*in fall_asleep' <<<"$RAW_ERR" || { show agent; fail "standalone: rank 1's stack is not in the output"; }
+pass "ddp-agent DDP_HANG_TIMEOUT=3: rank 1 named with its stack"
+
+# A script that never touches its progress file is not stopped (the watch
+# starts at a worker's first touch: a long start is no hang) but told how.
+run srun -N1 --ddp=cpu --ddp-procs=2 --ddp-hang-timeout=2 "$PYTHON" -c "import time; time.sleep(4)"
+expect_rc 0 "a script without a progress signal runs to its end"
+expect_in "$ERR" "--ddp-hang-timeout=2 s watched nothing: no worker touched its DDP_PROGRESS_FILE" "it is told"
+expect_in "$ERR" 'pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()' "and the one line to add"
+pass "a script without a progress signal is told the line to add"
+
+# ddp-train signals progress each step by itself: a run several times the
+# timeout long, with a start (data, Gloo) longer than it, is no hang.
+run srun -N1 --ddp=cpu --ddp-procs=2 --ddp-hang-timeout=1 "$train" --data /usr/share/datasets/fashion-mnist \
+  --model ae --epochs 3
+expect_rc 0 "ddp-train under a 1 s hang timeout"
+expect_not_in "$ERR" "DDP_PROGRESS_FILE" "ddp-train touches its progress file"
+pass "ddp-train signals its progress every step"
+
+# Bad values: one clear message each.
+run srun -N1 --ddp=cpu --ddp-hang-timeout=soon true
+expect_failure "a non-numeric hang timeout"
+expect_in "$ERR" "--ddp-hang-timeout" "the message names the option"
+pass "bad --ddp-hang-timeout refused"
+
+# The task shape has no agent to watch: said once, not silently ignored.
+run srun -N1 -n2 --ddp=cpu --ddp-hang-timeout=5 true
+expect_rc 0 "the task shape still runs"
+expect_in "$ERR" "--ddp-hang-timeout is ignored with several tasks per node" "the task shape says the timeout is not watched"
+pass "task shape: --ddp-hang-timeout is said to be ignored"
