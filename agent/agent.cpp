@@ -145,7 +145,7 @@ class Agent {
   void on_warning(int sig);
   void tick_requeue();
   void tick_hang_watch();
-  std::vector<std::optional<WallClock::time_point>> last_progress() const;
+  std::vector<std::optional<Progress>> last_progress() const;
   void begin_hang(Hang hang);
   void tell_if_untouched();
   bool hang_settled() const;
@@ -487,17 +487,17 @@ void Agent::tick_hang_watch() {
 void Agent::tell_if_untouched() {
   if (plan_.hang_timeout_ms == 0 || plan_.node_rank != 0 || told_untouched_ || exits_.empty()) return;
   for (std::uint32_t local = 0; local < plan_.nproc; ++local)
-    if (modification_time(progress_file(local)).value_or(WallClock::time_point{}) != WallClock::time_point{}) return;
+    if (read_progress(progress_file(local)).value_or(Progress{}).last != WallClock::time_point{}) return;
   told_untouched_ = true;
   spdlog::warn("{}", untouched_warning(plan_.node_rank, std::chrono::milliseconds(plan_.hang_timeout_ms)));
 }
 
 // Each worker's last progress; nullopt for one that has ended well.
-std::vector<std::optional<WallClock::time_point>> Agent::last_progress() const {
-  std::vector<std::optional<WallClock::time_point>> last(plan_.nproc);
+std::vector<std::optional<Progress>> Agent::last_progress() const {
+  std::vector<std::optional<Progress>> last(plan_.nproc);
   for (std::uint32_t local = 0; local < plan_.nproc; ++local) {
     if (local < exits_.size() && exits_[local] && !exits_[local]->failed()) continue;
-    last[local] = modification_time(progress_file(local)).value_or(WallClock::time_point{});
+    last[local] = read_progress(progress_file(local)).value_or(Progress{});
   }
   return last;
 }
@@ -531,6 +531,7 @@ void Agent::report_hang() {
   FailureReport fields;
   fields.stalled_since_ms = std::max<std::uint64_t>(epoch_ms(hang.stalled[culprit].last), 1);
   fields.stalled_in = std::uint32_t(where[culprit]);
+  fields.stalled_step = hang.stalled[culprit].step;
   fields.stalled = rank_list(hang.stalled, plan_.rank_base);
   const auto timeout = std::chrono::milliseconds(plan_.hang_timeout_ms);
   const auto what = describe_hang(hang, culprit, where[culprit], plan_.rank_base, plan_.node_rank, timeout) +

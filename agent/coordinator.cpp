@@ -391,7 +391,8 @@ void Coordinator::handle_failure(std::uint32_t node, const rdzv::Message& m) {
   nodes_[node].failed_attempt = attempt_;
   if (const auto since = m.get_uint("stalled_since_ms", 1, ~0ull >> 1)) {
     const auto stalled_in = m.get_uint("stalled_in", 0, 2);
-    const HangSuspicion suspicion{stalled_in ? *stalled_in : 1, *since};
+    const auto step = m.get_uint("stalled_step", 0, ~0ull);
+    const HangSuspicion suspicion{stalled_in ? *stalled_in : 1, step ? *step : ~0ull, *since};
     return note_hang(node, m, cause.str(), suspicion, code ? int(*code) : 1);
   }
   if (hang_) return decide_hang();  // its consequence, not a cause; the hang's own reports decide

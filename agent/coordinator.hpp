@@ -51,10 +51,12 @@ struct Verdict {
 };
 
 // A node's hang suspect (--ddp-hang-timeout), the smaller the likelier: where
-// it stalled (StalledIn: elsewhere, unknown, collective), then its last
-// progress in ms since the epoch.
+// it stalled (StalledIn: elsewhere, unknown, collective), then the step its
+// progress file names (the one behind; the largest value when it wrote none),
+// then its last progress in ms since the epoch.
 struct HangSuspicion {
   std::uint64_t stalled_in = 1;
+  std::uint64_t step = ~0ull;
   std::uint64_t since_ms = 0;
   auto operator<=>(const HangSuspicion&) const = default;
 };

@@ -4,31 +4,38 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <string_view>
 
 #include "ddp/parse.hpp"
 
 namespace ddp::agent {
 
-std::optional<Hang> find_hang(const std::vector<std::optional<WallClock::time_point>>& last_progress,
+std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_progress,
                               WallClock::time_point attempt_started, WallClock::time_point now,
                               std::chrono::milliseconds timeout) {
   Hang hang;
   bool armed_and_stalled = false;
   for (std::uint32_t local = 0; local < last_progress.size(); ++local) {
     if (!last_progress[local]) continue;  // ended well: not watched
-    const bool never = *last_progress[local] == WallClock::time_point{};
-    const auto last = std::max(*last_progress[local], attempt_started);
+    const Progress& p = *last_progress[local];
+    const bool never = p.last == WallClock::time_point{};
+    const auto last = std::max(p.last, attempt_started);
     if (now - last > timeout) {
-      hang.stalled.push_back({local, last, never});
+      hang.stalled.push_back({local, last, never, never ? std::nullopt : p.step});
       armed_and_stalled |= !never;
     } else {
       hang.progressing.push_back(local);
     }
   }
   if (!armed_and_stalled) return std::nullopt;
-  std::stable_sort(hang.stalled.begin(), hang.stalled.end(),
-                   [](const Hang::Rank& a, const Hang::Rank& b) { return a.last < b.last; });
+  std::stable_sort(hang.stalled.begin(), hang.stalled.end(), more_suspect);
   return hang;
+}
+
+bool more_suspect(const Hang::Rank& a, const Hang::Rank& b) {
+  if (a.step && b.step && *a.step != *b.step) return *a.step < *b.step;
+  return a.last < b.last;
 }
 
 StalledIn where_stalled(const std::vector<std::string>& stderr_tail) {
@@ -51,8 +58,8 @@ StalledIn where_stalled(const std::vector<std::string>& stderr_tail) {
 const char* describe(StalledIn where) {
   switch (where) {
     case StalledIn::elsewhere: return "its stack is outside any collective, where the others wait";
-    case StalledIn::unknown: return "no Python stack to tell where; the rank silent longest";
-    case StalledIn::collective: return "it waits in a collective too; the rank silent longest";
+    case StalledIn::unknown: return "no Python stack to tell where";
+    case StalledIn::collective: return "it waits in a collective too";
   }
   return "";
 }
@@ -60,7 +67,7 @@ const char* describe(StalledIn where) {
 std::size_t pick_culprit(const Hang& hang, const std::vector<StalledIn>& where) {
   std::size_t best = 0;
   for (std::size_t i = 1; i < hang.stalled.size() && i < where.size(); ++i)
-    if (where[i] < where[best]) best = i;  // stalest first: ties keep the earlier
+    if (where[i] < where[best]) best = i;  // most suspect first: ties keep the earlier
   return best;
 }
 
@@ -78,11 +85,16 @@ std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_b
 
 std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
                           std::uint32_t node_rank, std::chrono::milliseconds timeout) {
+  const Hang::Rank& rank = hang.stalled[culprit];
+  std::string why = describe(where);
+  if (where != StalledIn::elsewhere)
+    why += rank.step ? "; at step " + std::to_string(*rank.step) + " in its DDP_PROGRESS_FILE, the furthest behind"
+                     : "; the rank silent longest";
   const std::string silence =
-      hang.stalled[culprit].never
+      rank.never
           ? "hung: no progress signal since it started, more than " + seconds_text(timeout) +
-                " ago, while other ranks made progress (--ddp-hang-timeout; " + describe(where) + ")"
-          : "hung: no progress for " + seconds_text(timeout) + " (--ddp-hang-timeout; " + describe(where) + ")";
+                " ago, while other ranks made progress (--ddp-hang-timeout; " + why + ")"
+          : "hung: no progress for " + seconds_text(timeout) + " (--ddp-hang-timeout; " + why + ")";
   return silence + "; stalled on node " + std::to_string(node_rank) + ": ranks " +
          rank_list(hang.stalled, rank_base) + ", still progressing: " + rank_list(hang.progressing, rank_base) +
          "; SIGABRT sent for the stalled ranks' stacks (PYTHONFAULTHANDLER)";
@@ -95,11 +107,24 @@ std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds
          "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()";
 }
 
-std::optional<WallClock::time_point> modification_time(const std::string& path) {
+std::optional<Progress> read_progress(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  return WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
+  Progress p;
+  p.last = WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
       std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+  // A step number: decimal digits, then blanks or a newline; anything else
+  // (an empty file, text) is no step.
+  char text[32] = {};
+  if (FILE* f = std::fopen(path.c_str(), "r")) {
+    const std::size_t n = std::fread(text, 1, sizeof text - 1, f);
+    std::fclose(f);
+    std::string_view v(text, n);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\n')) v.remove_suffix(1);
+    if (!v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string_view::npos)
+      p.step = std::stoull(std::string(v));
+  }
+  return p;
 }
 
 std::uint64_t epoch_ms(WallClock::time_point t) {

@@ -2,6 +2,9 @@
 // hang. The progress signal is a file per worker (DDP_PROGRESS_FILE) whose
 // modification time is its last progress, as torchelastic's file timer does:
 // one line in any script, no import of ours; ddp-train touches it each step.
+// A worker may also write its step number into the file (ddp-train does):
+// then the rank that is behind is the suspect, whatever the clock says (file
+// times come from a coarse clock, a few ms, and fast steps tie).
 //
 // Who hung? In a collective that one rank never joins, every rank stalls
 // within a step of the others, so the silence alone rarely tells. The stack
@@ -28,13 +31,20 @@ namespace ddp::agent {
 
 using WallClock = std::chrono::system_clock;
 
+// A worker's progress file: its time, and the step number written in it, if any.
+struct Progress {
+  WallClock::time_point last;  // the epoch: never touched
+  std::optional<std::uint64_t> step;
+};
+
 struct Hang {
   struct Rank {
     std::uint32_t local = 0;
     WallClock::time_point last;  // its last progress (at least the attempt's start)
     bool never = false;          // no progress signalled since it started
+    std::optional<std::uint64_t> step;
   };
-  std::vector<Rank> stalled;               // silent for the timeout, stalest first
+  std::vector<Rank> stalled;               // silent for the timeout, behind or stalest first
   std::vector<std::uint32_t> progressing;  // local ranks still watched and not stalled
 };
 
@@ -49,7 +59,7 @@ struct Hang {
 // model, a slow rendezvous, each with its own timeouts) is no hang. Once there
 // is one, a rank that never signalled since the start is stalled as well (and
 // the likeliest culprit: the others made progress, it did not).
-std::optional<Hang> find_hang(const std::vector<std::optional<WallClock::time_point>>& last_progress,
+std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_progress,
                               WallClock::time_point attempt_started, WallClock::time_point now,
                               std::chrono::milliseconds timeout);
 
@@ -75,8 +85,12 @@ std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where
 std::string rank_list(const std::vector<std::uint32_t>& locals, std::uint32_t rank_base);
 std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_base);
 
-// The file's modification time, if it exists.
-std::optional<WallClock::time_point> modification_time(const std::string& path);
+// The file's time and step number; nullopt if it does not exist.
+std::optional<Progress> read_progress(const std::string& path);
+
+// Who is more suspect of two stalled ranks: the one behind when both wrote
+// their step, else the one silent longer.
+bool more_suspect(const Hang::Rank& a, const Hang::Rank& b);
 
 // What node 0 says when an attempt's workers have ended and none ever touched
 // its file: the watch never started, and how a script signals.

@@ -240,6 +240,7 @@ void RdzvClient::report_failure(const FailureReport& r) {
   if (!r.error_file.empty()) m.set("error_file", r.error_file);
   if (r.stalled_since_ms)
     m.set("stalled_since_ms", r.stalled_since_ms).set("stalled_in", r.stalled_in).set("stalled", r.stalled);
+  if (r.stalled_since_ms && r.stalled_step) m.set("stalled_step", *r.stalled_step);
   send(m);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ struct FailureReport {
   // epoch (0: not a hang), where it stalled (StalledIn), the node's stalled ranks.
   std::uint64_t stalled_since_ms = 0;
   std::uint32_t stalled_in = 0;
+  std::optional<std::uint64_t> stalled_step;  // the step its progress file names, if any
   std::string stalled;
 };
 

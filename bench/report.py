@@ -114,8 +114,8 @@ def main():
                  "`ddp-allreduce-bench` under `ddp-agent --nproc 2` (the trainer's bucket path: pre-divide, SUM), "
                  "medians of 20 iterations per size (5 from 32 MiB); nccl-tests definitions: algbw = bytes / time, "
                  "busbw = algbw x 2(n-1)/n (= algbw for n = 2). Ceiling: single-thread memcpy of the same size. "
-                 "The NCCL version (`ddp-gpu-allreduce-bw`, tests/gpu/bandwidth.sh) is built but has not run: "
-                 "no GPU here.", "",
+                 "The NCCL version (`ddp-gpu-allreduce-bw`) ran on one H100 through the GPU kit "
+                 "(allreduce-nccl-h100-*.txt, and the GPU section below); across GPUs it has not run.", "",
                  "| bytes | shared memory: median us | algbw GB/s | Gloo TCP: median us | algbw GB/s | memcpy GB/s |",
                  "|---|---|---|---|---|---|"]
         for b in sorted(Sb):

@@ -94,7 +94,10 @@ int main(int argc, char** argv) {
   app.add_option("--crash-at-step", o.crash_at_step,
                  "testing: the rank --crash-rank (default the last) SIGKILLs itself at this global step, "
                  "first attempt only");
-  app.add_option("--crash-rank", o.crash_rank, "testing: which rank --crash-at-step kills");
+  app.add_option("--crash-rank", o.crash_rank, "testing: which rank --crash-at-step kills or --stall-at-step stalls");
+  app.add_option("--stall-at-step", o.stall_at_step,
+                 "testing: the rank --crash-rank (default the last) stops making progress (sleeps for good) at "
+                 "this global step, first attempt only");
   app.add_option("--crash-in-snapshot", o.crash_in_snapshot,
                  "testing: rank 0 SIGKILLs itself while writing its N-th snapshot of this attempt");
   app.add_option("--crash-stage", o.crash_stage, "testing: where --crash-in-snapshot kills: write (half written) or "

@@ -181,6 +181,27 @@ check_cpu() {
   train 1 cpu-1rank 300 --device cpu --model mlp --epochs 1 --batch-size 128 --metrics "$OUT/cpu-1.jsonl"
   accuracy_row "CPU: 1 epoch, 1 rank" "$OUT/cpu-1.jsonl" cpu-1rank
   parity cpu 1e-5
+  check_stall cpu
+}
+
+# A rank that stalls without dying (asleep at step 50, the other waits in the
+# all-reduce): the agent's hang watch (5 s) names it, long before the
+# collective's own timeout.
+check_stall() {  # check_stall cuda|cpu
+  local dev=$1
+  local label="2 ranks ($dev): rank 1 stalls at step 50 (--hang-timeout 5)"
+  local args=(--device "$dev" --model mlp --epochs 2 --stall-at-step 50 --comm-timeout 100)
+  if [[ $dev == cuda ]]; then
+    DDP_HANG_TIMEOUT=5 two_ranks_one_gpu stall 120 "${args[@]}"
+  else
+    DDP_HANG_TIMEOUT=5 run stall 120 "$agent" --nproc 2 -- "$train" --data "$data" "${args[@]}"
+  fi
+  if ((rc != 0 && !hung)) && grep -q "fault injection: rank 1 stops making progress" "$logs/stall.log" &&
+    grep -q "root cause: worker rank 1 .*hung: no progress" "$logs/stall.log"; then
+    row "$label" PASS "named as the hang, stopped in ${took}s, rc $rc"
+  else
+    row "$label" FAIL "rc $rc after ${took}s, see $logs/stall.log"
+  fi
 }
 
 # ---------------------------------------------------------------- GPU checks
@@ -230,6 +251,7 @@ check_two_ranks() {
   else
     row "2 ranks on 1 GPU: rank 1 killed at step 50" FAIL "rc $rc after ${took}s, see $logs/crash.log"
   fi
+  check_stall cuda
 }
 
 # The same global batch on 1 and 2 ranks gives the same parameters.

@@ -57,6 +57,16 @@ expect_rc 0 "ddp-train under a 1 s hang timeout"
 expect_not_in "$ERR" "DDP_PROGRESS_FILE" "ddp-train touches its progress file"
 pass "ddp-train signals its progress every step"
 
+# ddp-train has no Python stack: the step number in its progress file tells
+# the coordinator which rank is behind. Rank 2 (node 1) stops at step 30.
+run srun -N2 --ddp=cpu --ddp-procs=2 --ddp-hang-timeout=3 "$train" --data /usr/share/datasets/fashion-mnist \
+  --epochs 2 --stall-at-step 30 --crash-rank 2
+expect_rc 134 "ddp-train stalled: SIGABRT"
+expect_in "$ERR" "fault injection: rank 2 stops making progress at step 30" "rank 2 stalled"
+expect_in "$ERR" "root cause: worker rank 2 (local rank 0) on node 1" "the root cause names rank 2 on node 1"
+expect_in "$ERR" "at step 29 in its DDP_PROGRESS_FILE, the furthest behind" "by the step it had reached"
+pass "ddp-train: the rank behind is named by its step"
+
 # Bad values: one clear message each.
 run srun -N1 --ddp=cpu --ddp-hang-timeout=soon true
 expect_failure "a non-numeric hang timeout"

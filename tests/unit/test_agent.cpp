@@ -137,7 +137,9 @@ END_TEST
 START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
   using namespace std::chrono;
   const agent::WallClock::time_point t0{seconds(1000)};
-  const auto at = [&](int s) { return std::optional(t0 + seconds(s)); };
+  const auto at = [&](int s, std::optional<std::uint64_t> step = std::nullopt) {
+    return std::optional(agent::Progress{t0 + seconds(s), step});
+  };
   const auto hang = agent::find_hang({at(5), at(1), std::nullopt, at(3), at(9)}, t0, t0 + seconds(10), seconds(4));
   ck_assert(hang.has_value());
   CK_STR_EQ(agent::rank_list(hang->stalled, 8), "9,11,8");  // silent since 1 s, 3 s, 5 s
@@ -149,12 +151,36 @@ START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
   ck_assert(early && !early->stalled[0].never && early->stalled[0].last == t0 + seconds(5));
   // A rank that never touched is no hang by itself (the watch starts at its
   // first touch), but once another is, it is stalled too, and the stalest.
-  const agent::WallClock::time_point never{};
+  const std::optional<agent::Progress> never = agent::Progress{};
   ck_assert(!agent::find_hang({never, never}, t0 + seconds(5), t0 + seconds(20), seconds(4)));
   const auto with = agent::find_hang({at(7), never}, t0 + seconds(5), t0 + seconds(20), seconds(4));
   ck_assert(with && with->stalled.size() == 2 && with->stalled[0].local == 1 && with->stalled[0].never);
   CK_CONTAINS(agent::describe_hang(*with, 0, agent::StalledIn::unknown, 0, 2, seconds(4)),
               "hung: no progress signal since it started, more than 4 s ago, while other ranks made progress");
+  // Steps written in the files decide before the clock (coarse, a few ms):
+  // rank 1 is a step behind though its file is the newer.
+  const auto steps = agent::find_hang({at(1, 50), at(2, 49), at(1, 50)}, t0, t0 + seconds(10), seconds(4));
+  ck_assert(steps && steps->stalled[0].local == 1 && *steps->stalled[0].step == 49);
+  CK_CONTAINS(agent::describe_hang(*steps, 0, agent::StalledIn::unknown, 0, 0, seconds(4)),
+              "no Python stack to tell where; at step 49 in its DDP_PROGRESS_FILE, the furthest behind");
+}
+END_TEST
+
+// The progress file: its time, and a step number if it holds one.
+START_TEST(read_progress_takes_a_step_number_or_none) {
+  const auto dir = scratch();
+  const auto write = [&](const std::string& text) {
+    std::ofstream(dir + "/p", std::ios::trunc) << text;
+    return agent::read_progress(dir + "/p");
+  };
+  ck_assert(!agent::read_progress(dir + "/missing"));
+  ck_assert(write("")->last != agent::WallClock::time_point{} && !write("")->step);
+  ck_assert_int_eq(*write("1234\n")->step, 1234);
+  ck_assert_int_eq(*write("7                   \n")->step, 7);  // ddp-train's fixed width
+  ck_assert(!write("step 7\n")->step);
+  ck_assert(!write("-3")->step);
+  ck_assert(!write("99999999999999999999999")->step);  // too long for a step
+  fs::remove_all(dir);
 }
 END_TEST
 
@@ -178,7 +204,7 @@ START_TEST(the_culprit_is_the_stalled_rank_outside_a_collective) {
   old_then_dump.insert(old_then_dump.begin(), "  File \"/work/train.py\", line 3 in <module>");
   ck_assert(agent::where_stalled(old_then_dump) == StalledIn::collective);
   agent::Hang hang;
-  hang.stalled = {{0, {}, false}, {1, {}, false}, {2, {}, false}};
+  hang.stalled.resize(3);
   ck_assert_int_eq(agent::pick_culprit(hang, {StalledIn::collective, StalledIn::elsewhere, StalledIn::elsewhere}), 1);
   ck_assert_int_eq(agent::pick_culprit(hang, {StalledIn::collective, StalledIn::unknown, StalledIn::collective}), 1);
   ck_assert_int_eq(agent::pick_culprit(hang, {StalledIn::unknown, StalledIn::unknown, StalledIn::unknown}), 0);
@@ -734,6 +760,7 @@ Suite* agent_suite() {
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
        requeue_runs_scontrol_and_reports_its_answer, find_hang_orders_the_stalled_ranks_by_silence,
+       read_progress_takes_a_step_number_or_none,
        the_culprit_is_the_stalled_rank_outside_a_collective,
        a_silent_worker_is_named_as_the_hang,
        in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,

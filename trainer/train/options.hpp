@@ -50,6 +50,7 @@ struct TrainOptions {
   std::string dump_params;  // rank 0 writes the final flat parameters (raw float32) here
   long long crash_at_step = -1;  // fault injection for tests: SIGKILL this rank at that step, first attempt only
   int crash_rank = -1;           // the rank --crash-at-step kills (-1 = the last rank)
+  long long stall_at_step = -1;  // fault injection for tests: that rank sleeps for good at that step (a hang)
   int crash_in_snapshot = 0;     // testing: rank 0 SIGKILLs itself while writing its N-th snapshot
   std::string crash_stage = "write";  // ... half-way through the write, or "rename": synced, before the rename
 };

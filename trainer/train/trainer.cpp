@@ -1,12 +1,13 @@
 #include "train/trainer.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -57,6 +58,51 @@ DeviceSplit upload_split(Ops& ops, const Dataset& d) {
   }
   return s;
 }
+
+// Fault injection for the tests, first attempt only, on the rank
+// --crash-rank names (default the last): --crash-at-step SIGKILLs it (a
+// death), --stall-at-step puts it to sleep for good (a hang: no progress, no
+// death; the agent's --hang-timeout names it).
+void inject_faults(const TrainOptions& o, const WorkerIdentity& id, long long global_step) {
+  if (id.attempt != 0 || id.rank != (o.crash_rank >= 0 ? o.crash_rank : id.world_size - 1)) return;
+  if (global_step == o.crash_at_step) {
+    std::fprintf(stderr, "ddp-train: fault injection: rank %d kills itself with SIGKILL at step %lld\n", id.rank,
+                 global_step);
+    std::fflush(stderr);
+    std::raise(SIGKILL);
+  }
+  if (global_step == o.stall_at_step) {
+    std::fprintf(stderr, "ddp-train: fault injection: rank %d stops making progress at step %lld\n", id.rank,
+                 global_step);
+    std::fflush(stderr);
+    for (;;) ::pause();
+  }
+}
+
+// --ddp-hang-timeout (the agent's hang watch): DDP_PROGRESS_FILE's time is
+// this rank's last progress, and the step number written in it tells the
+// agent which rank is behind when every rank has stalled (file times are too
+// coarse for fast steps). One pwrite per step, fixed width.
+class ProgressFile {
+ public:
+  ProgressFile() {
+    if (const char* path = std::getenv("DDP_PROGRESS_FILE")) fd_ = ::open(path, O_WRONLY | O_CLOEXEC);
+  }
+  ~ProgressFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ProgressFile(const ProgressFile&) = delete;
+  ProgressFile& operator=(const ProgressFile&) = delete;
+  void mark(long long step) const {
+    if (fd_ < 0) return;
+    char text[22];
+    const int n = std::snprintf(text, sizeof text, "%-20lld\n", step);
+    if (::pwrite(fd_, text, std::size_t(n), 0) < 0) return;  // the watch then names us: nothing better to do
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 void release_split(Ops& ops, DeviceSplit& s) {
   for (void* p : {static_cast<void*>(s.features), static_cast<void*>(s.labels), static_cast<void*>(s.targets)})
@@ -338,9 +384,7 @@ int run_training(const TrainOptions& o) {
   StepReadback readback(*ops, program.control_slots());
   if (o.device == "cuda") spdlog::info("training steps: {}", program.describe());
   bool stop = false;
-  // --ddp-hang-timeout: the agent watches this file's time; each step's
-  // result is progress.
-  const char* progress_file = std::getenv("DDP_PROGRESS_FILE");
+  const ProgressFile progress;
   for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
     const std::vector<std::size_t> indices = distributed_indices(sampler, std::uint64_t(epoch));
     for (std::size_t i = 0; i < per_rank; ++i) host_index[i] = int(indices[i]);
@@ -354,7 +398,6 @@ int run_training(const TrainOptions& o) {
     // a stop request seen after step s is acted on after step s + 1, on every
     // rank alike, at the position the loop has reached then.
     auto on_step_result = [&](const StepControl& result, int next_epoch, long long next_step) {
-      if (progress_file) ::utimensat(AT_FDCWD, progress_file, nullptr, 0);
       loss_sum += result.loss;
       ++loss_steps;
       // Once stopping, a later step's request (another rank's SIGUSR1 that
@@ -368,13 +411,10 @@ int run_training(const TrainOptions& o) {
       }
     };
     for (std::size_t step = first_step; step < steps_per_epoch && !stop; ++step) {
-      if (global_step == o.crash_at_step && id.attempt == 0 &&
-          id.rank == (o.crash_rank >= 0 ? o.crash_rank : world - 1)) {
-        std::fprintf(stderr, "ddp-train: fault injection: rank %d kills itself with SIGKILL at step %lld\n",
-                     id.rank, global_step);
-        std::fflush(stderr);
-        std::raise(SIGKILL);
-      }
+      inject_faults(o, id, global_step);
+      // Progress is starting a step: a rank that never starts the step the
+      // others wait in is behind them (ddp-train has no stack for the agent).
+      progress.mark(global_step);
       const std::size_t begin = step * std::size_t(micro) * o.accum_steps;
       const std::size_t step_rows = std::min(per_rank - begin, std::size_t(micro) * o.accum_steps);
       // A SIGUSR1 is sent with the next step, once: every rank learns of it
