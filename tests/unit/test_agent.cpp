@@ -74,6 +74,13 @@ std::pair<int, std::string> run_logged(agent::AgentConfig c) {
   return {rc, log.str()};
 }
 
+// An agent whose workers run `script` under --hang-timeout, its log captured.
+std::pair<int, std::string> run_watched(std::uint32_t nproc, std::string script, std::uint32_t timeout_ms) {
+  auto c = config(nproc, std::move(script));
+  c.plan.hang_timeout_ms = timeout_ms;
+  return run_logged(c);
+}
+
 }  // namespace
 
 START_TEST(all_workers_succeed_with_their_ranks) {
@@ -217,11 +224,10 @@ START_TEST(a_silent_worker_is_named_as_the_hang) {
   const auto dir = scratch();
   // Rank 1 would leave a core file in $T (core_pattern "core") if the agent
   // let it: SIGABRT is for the stack, never a core dump.
-  auto c = config(3,
-                  "cd $T; ulimit -c unlimited; touch $DDP_PROGRESS_FILE; [ $RANK = 1 ] && exec sleep 60; "
-                  "while :; do touch $DDP_PROGRESS_FILE; sleep 0.1; done");
-  c.plan.hang_timeout_ms = 1000;
-  const auto [rc, log] = run_logged(c);
+  const auto [rc, log] = run_watched(3,
+                                     "cd $T; ulimit -c unlimited; touch $DDP_PROGRESS_FILE; [ $RANK = 1 ] && "
+                                     "exec sleep 60; while :; do touch $DDP_PROGRESS_FILE; sleep 0.1; done",
+                                     1000);
   ck_assert_int_eq(rc, 128 + SIGABRT);  // the stalled worker, killed for its stack
   CK_CONTAINS(log, "root cause: worker rank 1 (local rank 1) on node 0");
   CK_CONTAINS(log, "hung: no progress for 1 s (--ddp-hang-timeout");
@@ -238,11 +244,9 @@ END_TEST
 // the one silent longest.
 START_TEST(in_a_collective_hang_the_rank_silent_longest_is_named) {
   const auto dir = scratch();
-  auto c = config(4,
-                  "touch $DDP_PROGRESS_FILE; sleep 0.2; [ $RANK = 2 ] || { sleep 0.4; touch $DDP_PROGRESS_FILE; }; "
-                  "exec sleep 60");
-  c.plan.hang_timeout_ms = 1500;
-  const auto [rc, log] = run_logged(c);
+  const auto [rc, log] = run_watched(
+      4, "touch $DDP_PROGRESS_FILE; sleep 0.2; [ $RANK = 2 ] || { sleep 0.4; touch $DDP_PROGRESS_FILE; }; exec sleep 60",
+      1500);
   ck_assert_int_eq(rc, 128 + SIGABRT);
   CK_CONTAINS(log, "root cause: worker rank 2 (local rank 2) on node 0");
   CK_CONTAINS(log, "stalled on node 0: ranks 2,");
@@ -254,9 +258,8 @@ END_TEST
 // worker's first touch); a script that never touches is told how, once.
 START_TEST(a_script_that_never_signals_progress_is_told_how) {
   const auto dir = scratch();
-  auto c = config(2, "echo $PYTHONFAULTHANDLER ${DDP_PROGRESS_FILE##*/} > $T/env$RANK; sleep 2.5");
-  c.plan.hang_timeout_ms = 1000;
-  const auto [rc, log] = run_logged(c);
+  const auto [rc, log] =
+      run_watched(2, "echo $PYTHONFAULTHANDLER ${DDP_PROGRESS_FILE##*/} > $T/env$RANK; sleep 2.5", 1000);
   ck_assert_int_eq(rc, 0);
   CK_CONTAINS(log, "node 0: --ddp-hang-timeout=1 s watched nothing: no worker touched its DDP_PROGRESS_FILE");
   CK_CONTAINS(log, "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()");
