@@ -122,10 +122,21 @@ struct HangReport {
   std::chrono::steady_clock::time_point report_by;
 };
 
+// With the hang watch on, room in the stderr tails for a stack dump of
+// several threads (faulthandler prints every one).
+AgentConfig with_stack_room(AgentConfig config) {
+  if (config.plan.hang_timeout_ms > 0 && config.output.tail_lines > 0)
+    config.output.tail_lines = std::max<std::size_t>(config.output.tail_lines, 200);
+  return config;
+}
+
 class Agent {
  public:
   explicit Agent(AgentConfig config)
-      : config_(std::move(config)), plan_(config_.plan), output_(config_.output), host_(host_name()) {}
+      : config_(with_stack_room(std::move(config))),
+        plan_(config_.plan),
+        output_(config_.output),
+        host_(host_name()) {}
 
   int run();
 
@@ -348,10 +359,14 @@ void Agent::report_failure(std::uint32_t local, int code, const std::string& wha
   failure_reported_ = true;
   output_.drain();
   std::string tail;
-  for (const auto& line : output_.stderr_tail(local)) tail += line + "\n";
-  // The report is one protocol line (16 KiB at most): the end of the tail matters.
+  const auto lines = output_.stderr_tail(local);
+  // A hang's stack dump from its start (the thread SIGABRT hit comes first),
+  // else the last lines. The report is one protocol line (16 KiB at most).
+  const auto dump = hang_fields.stalled_since_ms ? dump_start(lines) : lines.size();
+  for (std::size_t i = dump < lines.size() ? dump : 0; i < lines.size(); ++i) tail += lines[i] + "\n";
   constexpr std::size_t kMaxTail = 4096;
-  if (tail.size() > kMaxTail) tail = "..." + tail.substr(tail.size() - kMaxTail);
+  if (tail.size() > kMaxTail)
+    tail = dump < lines.size() ? tail.substr(0, kMaxTail) + "..." : "..." + tail.substr(tail.size() - kMaxTail);
   const auto file = error_file(local);
   FailureReport report = hang_fields;
   report.attempt = attempt_;
@@ -507,6 +522,7 @@ std::vector<std::optional<Progress>> Agent::last_progress() const {
 void Agent::begin_hang(Hang hang) {
   spdlog::warn("node {}: rank(s) {} made no progress for {}: SIGABRT for their stacks", plan_.node_rank,
                rank_list(hang.stalled, plan_.rank_base), seconds_text(std::chrono::milliseconds(plan_.hang_timeout_ms)));
+  client_->report_hanging(attempt_);  // before any rank dies of it: their peers' failures are consequences
   for (const auto& r : hang.stalled) group_.abort_for_stack(r.local);
   hang_ = HangReport{std::move(hang), Clock::now() + kHangReportWait};
 }
@@ -531,7 +547,9 @@ void Agent::report_hang() {
   FailureReport fields;
   fields.stalled_since_ms = std::max<std::uint64_t>(epoch_ms(hang.stalled[culprit].last), 1);
   fields.stalled_in = std::uint32_t(where[culprit]);
-  fields.stalled_step = hang.stalled[culprit].step;
+  // A rank that never signalled is behind every rank that did: step 0, and
+  // the oldest time (the attempt's start) among step 0's.
+  fields.stalled_step = hang.stalled[culprit].never ? 0 : hang.stalled[culprit].step;
   fields.stalled = rank_list(hang.stalled, plan_.rank_base);
   const auto timeout = std::chrono::milliseconds(plan_.hang_timeout_ms);
   const auto what = describe_hang(hang, culprit, where[culprit], plan_.rank_base, plan_.node_rank, timeout) +

@@ -29,6 +29,9 @@ constexpr int kAcceptBatch = 16;
 // node's check runs every 250 ms, and its stalled workers get up to 3 s to die
 // of SIGABRT; every node in usually reports well within this.
 constexpr auto kHangSettle = std::chrono::seconds(4);
+// From a node's first notice of a hang (HANGING) to its report: its stalled
+// workers get 3 s to print their stacks and die.
+constexpr auto kHangNoticeWait = std::chrono::seconds(8);
 // The stranger log's window: a few lines, then one summary per window.
 constexpr auto kStrangerWindow = std::chrono::seconds(10);
 
@@ -232,6 +235,7 @@ void Coordinator::on_message(std::uint64_t id, const rdzv::Message& m) {
   if (m.verb == "HB") return;
   if (m.verb == "JOIN") return handle_join(node, m);
   if (m.verb == "FAIL") return handle_failure(node, m);
+  if (m.verb == "HANGING") return handle_hanging(node, m);
   if (m.verb == "STOPPED" || m.verb == "FINISHED") {
     const auto attempt = m.get_uint("attempt", 0, 1u << 20);
     if (!attempt || *attempt != attempt_) return;  // a stale report from an earlier attempt
@@ -399,6 +403,20 @@ void Coordinator::handle_failure(std::uint32_t node, const rdzv::Message& m) {
   begin_stop(cause.str(), code ? int(*code) : 1);
 }
 
+// A node's hang watch fired: its report follows once its stalled workers
+// have printed their stacks (3 s at most). Meanwhile the ranks it aborts make
+// their peers fail elsewhere: those failures are the hang's consequences,
+// not its cause, so from now on only hang reports compete.
+void Coordinator::handle_hanging(std::uint32_t node, const rdzv::Message& m) {
+  const auto attempt = m.get_uint("attempt", 0, 1u << 20);
+  if (!attempt || *attempt != attempt_ || phase_ != Phase::Running || hang_) return;
+  hang_.emplace();
+  hang_->decide_at = Clock::now() + kHangNoticeWait;
+  hang_->cause = "node " + node_name(node) + " noticed a hang (--ddp-hang-timeout) but sent no report within " +
+                 seconds_text(kHangNoticeWait) + " (its agent died or was cut off?)";
+  hang_->noticed_only = true;
+}
+
 // A hang report (--ddp-hang-timeout): every node whose ranks stalled reports
 // within a moment of the others (its own check, or its workers failing once
 // the first node stopped its stalled ones). Each names its own suspect
@@ -406,12 +424,11 @@ void Coordinator::handle_failure(std::uint32_t node, const rdzv::Message& m) {
 // keep the most suspect: outside a collective first, then silent longest.
 void Coordinator::note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause,
                             HangSuspicion suspicion, int code) {
-  if (!hang_) {
-    hang_.emplace();
-    hang_->decide_at = Clock::now() + kHangSettle;
-  }
+  if (!hang_) hang_.emplace();
+  if (hang_->noticed_only) hang_->decide_at = Clock::now() + kHangSettle;  // from the first report
   hang_->stalled_by_node.push_back("node " + std::to_string(node) + ": ranks " + m.get("stalled").value_or("?"));
-  if (hang_->cause.empty() || suspicion < hang_->suspicion) {
+  if (hang_->noticed_only || suspicion < hang_->suspicion) {
+    hang_->noticed_only = false;
     hang_->cause = cause;
     hang_->code = code;
     hang_->suspicion = suspicion;
@@ -420,11 +437,12 @@ void Coordinator::note_hang(std::uint32_t node, const rdzv::Message& m, const st
   decide_hang();
 }
 
-// Once every node has reported (or is lost), or at the deadline.
+// Once a hang report is in and every node has reported something, or at the
+// deadline. (A node lost meanwhile stops the job itself, as the cause.)
 void Coordinator::decide_hang() {
   if (!hang_ || phase_ != Phase::Running) return;
-  bool all_in = true;
-  for (const auto& n : nodes_) all_in &= n.lost || n.finished || n.failed_attempt == attempt_;
+  bool all_in = !hang_->noticed_only;
+  for (const auto& n : nodes_) all_in &= n.finished || n.failed_attempt == attempt_;
   if (!all_in && Clock::now() < hang_->decide_at) return;
   std::string cause = hang_->cause;
   if (hang_->stalled_by_node.size() > 1) {

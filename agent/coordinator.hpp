@@ -71,6 +71,7 @@ struct PendingHang {
   HangSuspicion suspicion;
   int code = 1;
   std::uint32_t culprit_node = 0;
+  bool noticed_only = true;  // a HANGING notice, no report yet: `cause` says so
 };
 
 class Coordinator {
@@ -142,6 +143,7 @@ class Coordinator {
   void note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause, HangSuspicion suspicion,
                  int code);
   void decide_hang();
+  void handle_hanging(std::uint32_t node, const rdzv::Message& m);
   void node_lost(std::uint32_t node, const std::string& why);
   void all_joined();
   void print_summary() const;

@@ -34,6 +34,7 @@ std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_p
 }
 
 bool more_suspect(const Hang::Rank& a, const Hang::Rank& b) {
+  if (a.never != b.never) return a.never;  // it never started while the other did
   if (a.step && b.step && *a.step != *b.step) return *a.step < *b.step;
   return a.last < b.last;
 }
@@ -41,9 +42,7 @@ bool more_suspect(const Hang::Rank& a, const Hang::Rank& b) {
 StalledIn where_stalled(const std::vector<std::string>& stderr_tail) {
   // Frames of the communication libraries a rank waits in for its peers.
   static constexpr std::array kCollectiveFrames = {"/torch/distributed/", "/deepspeed/comm/", "/horovod/"};
-  std::size_t dump = stderr_tail.size();
-  for (std::size_t i = 0; i < stderr_tail.size(); ++i)
-    if (stderr_tail[i].find("Fatal Python error: Aborted") != std::string::npos) dump = i;
+  const std::size_t dump = dump_start(stderr_tail);
   bool frames = false;
   for (std::size_t i = dump; i < stderr_tail.size(); ++i) {
     const std::string& line = stderr_tail[i];
@@ -53,6 +52,13 @@ StalledIn where_stalled(const std::vector<std::string>& stderr_tail) {
       if (line.find(marker) != std::string::npos) return StalledIn::collective;
   }
   return frames ? StalledIn::elsewhere : StalledIn::unknown;
+}
+
+std::size_t dump_start(const std::vector<std::string>& stderr_tail) {
+  std::size_t dump = stderr_tail.size();
+  for (std::size_t i = 0; i < stderr_tail.size(); ++i)
+    if (stderr_tail[i].find("Fatal Python error: Aborted") != std::string::npos) dump = i;
+  return dump;
 }
 
 const char* describe(StalledIn where) {

@@ -68,6 +68,9 @@ std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_p
 // frames after it). The order is the order of suspicion.
 enum class StalledIn { elsewhere = 0, unknown = 1, collective = 2 };
 StalledIn where_stalled(const std::vector<std::string>& stderr_tail);
+// Where the last dump begins in the tail ("Fatal Python error: Aborted"), or
+// stderr_tail.size() when there is none.
+std::size_t dump_start(const std::vector<std::string>& stderr_tail);
 const char* describe(StalledIn where);
 
 // The culprit: the stalest of the stalled ranks that are least likely to be
@@ -88,8 +91,9 @@ std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_b
 // The file's time and step number; nullopt if it does not exist.
 std::optional<Progress> read_progress(const std::string& path);
 
-// Who is more suspect of two stalled ranks: the one behind when both wrote
-// their step, else the one silent longer.
+// Who is more suspect of two stalled ranks: one that never signalled over one
+// that did, the one behind when both wrote their step, else the one silent
+// longer.
 bool more_suspect(const Hang::Rank& a, const Hang::Rank& b);
 
 // What node 0 says when an attempt's workers have ended and none ever touched

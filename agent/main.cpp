@@ -138,6 +138,9 @@ int main(int argc, char** argv) {
   }
   if (rdzv_opt->count()) config.plan.rdzv_timeout_ms = std::uint32_t(rdzv_timeout_s * 1000);
   if (hb_opt->count()) config.plan.heartbeat_timeout_ms = std::uint32_t(heartbeat_timeout_s * 1000);
-  if (hang_opt->count()) config.plan.hang_timeout_ms = std::uint32_t(hang_timeout_s * 1000);
+  // Under Slurm the plan's (the plugin has weighed --ddp-hang-timeout against
+  // DDP_HANG_TIMEOUT and the site's default): the job's DDP_HANG_TIMEOUT must
+  // not win over srun's option here.
+  if (hang_opt->count() && !from_env) config.plan.hang_timeout_ms = std::uint32_t(hang_timeout_s * 1000);
   return agent::run_agent(std::move(config));
 }

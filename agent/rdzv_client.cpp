@@ -244,6 +244,11 @@ void RdzvClient::report_failure(const FailureReport& r) {
   send(m);
 }
 
+void RdzvClient::report_hanging(std::uint32_t attempt) {
+  rdzv::Message m{"HANGING", {}};
+  send(m.set("attempt", attempt));
+}
+
 void RdzvClient::report_stopped(std::uint32_t attempt) {
   rdzv::Message m{"STOPPED", {}};
   send(m.set("attempt", attempt));

@@ -73,6 +73,8 @@ class RdzvClient {
   void begin();
   void tick();  // retries, heartbeats, timeouts; from the loop's top level
   void report_failure(const FailureReport& report);
+  // The hang watch fired here; the report (a FAIL) follows with the stacks.
+  void report_hanging(std::uint32_t attempt);
   void report_stopped(std::uint32_t attempt);
   void report_finished(std::uint32_t attempt);
 

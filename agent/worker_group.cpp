@@ -8,7 +8,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "ddp/limits.hpp"
@@ -129,14 +132,41 @@ std::size_t WorkerGroup::abandon_running() {
   return n;
 }
 
+namespace {
+
+// The processes of process group `pgid` (/proc/PID/stat: the fifth field,
+// after the command in parentheses, which may itself hold spaces and ')').
+std::vector<pid_t> group_members(pid_t pgid) {
+  std::vector<pid_t> members;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0, group = 0;
+    if (rest >> state >> ppid >> group && group == pgid) members.push_back(pid_t(std::stol(name)));
+  }
+  return members;
+}
+
+}  // namespace
+
 void WorkerGroup::abort_for_stack(std::uint32_t local_rank) {
-  // No core file: a GPU worker's would be as large as its memory, on every
-  // stalled rank at once. Its own limit, set from here (prlimit, same user).
+  // The whole process group: the worker may be a wrapper (bash run.sh,
+  // apptainer exec) around the Python that hangs. No core files: a GPU
+  // worker's would be as large as its memory, on every stalled rank at once;
+  // each member's limit is set from here first (prlimit, same user).
   const rlimit no_core{0, 0};
   for (const auto& w : workers_)
     if (w.running && w.local_rank == local_rank) {
-      ::prlimit(w.pid, RLIMIT_CORE, &no_core, nullptr);
-      ::kill(w.pid, SIGABRT);
+      for (const pid_t pid : group_members(w.pid)) ::prlimit(pid, RLIMIT_CORE, &no_core, nullptr);
+      ::kill(-w.pid, SIGABRT);
     }
 }
 

@@ -65,9 +65,9 @@ class WorkerGroup {
   // more waits for them, here or at stop(); they are reaped by whoever
   // inherits them.
   std::size_t abandon_running();
-  // SIGABRT to the worker process itself, if running, with its core-file
-  // limit set to 0 first: the stack dump of the hang watch (Python's
-  // faulthandler), not a core dump.
+  // SIGABRT to the worker's process group, if it runs, every member's
+  // core-file limit set to 0 first: the stack dump of the hang watch
+  // (Python's faulthandler), not a core dump.
   void abort_for_stack(std::uint32_t local_rank);
   std::size_t running() const;
   // Blocking: SIGTERM to every running worker, `grace` to end, then SIGKILL;

@@ -67,6 +67,13 @@ expect_in "$ERR" "root cause: worker rank 2 (local rank 0) on node 1" "the root 
 expect_in "$ERR" "at step 29 in its DDP_PROGRESS_FILE, the furthest behind" "by the step it had reached"
 pass "ddp-train: the rank behind is named by its step"
 
+# Under Slurm srun's option wins over the job's DDP_HANG_TIMEOUT, in the
+# agent too: 0 turns the watch off for this step.
+run env DDP_HANG_TIMEOUT=1 srun -N1 --ddp=cpu --ddp-hang-timeout=0 "$PYTHON" -c \
+  "import os, pathlib, time; pathlib.Path(os.environ.get('DDP_PROGRESS_FILE', '/dev/null')).touch(); time.sleep(3)"
+expect_rc 0 "--ddp-hang-timeout=0 wins over DDP_HANG_TIMEOUT=1"
+pass "srun's --ddp-hang-timeout wins over the job's DDP_HANG_TIMEOUT"
+
 # Bad values: one clear message each.
 run srun -N1 --ddp=cpu --ddp-hang-timeout=soon true
 expect_failure "a non-numeric hang timeout"

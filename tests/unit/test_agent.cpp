@@ -222,11 +222,13 @@ END_TEST
 // DDP_PROGRESS_FILE in a loop, and one that stops.
 START_TEST(a_silent_worker_is_named_as_the_hang) {
   const auto dir = scratch();
-  // Rank 1 would leave a core file in $T (core_pattern "core") if the agent
-  // let it: SIGABRT is for the stack, never a core dump.
+  // Rank 1 is a wrapper (sh) around the process that hangs: the whole
+  // process group gets SIGABRT. It would leave a core file in $T
+  // (core_pattern "core") if the agent let it: SIGABRT is for the stack.
   const auto [rc, log] = run_watched(3,
-                                     "cd $T; ulimit -c unlimited; touch $DDP_PROGRESS_FILE; [ $RANK = 1 ] && "
-                                     "exec sleep 60; while :; do touch $DDP_PROGRESS_FILE; sleep 0.1; done",
+                                     "cd $T; ulimit -c unlimited; touch $DDP_PROGRESS_FILE; if [ $RANK = 1 ]; then "
+                                     "sh -c 'echo $$ > inner; exec sleep 60'; exit 3; fi; "
+                                     "while :; do touch $DDP_PROGRESS_FILE; sleep 0.1; done",
                                      1000);
   ck_assert_int_eq(rc, 128 + SIGABRT);  // the stalled worker, killed for its stack
   CK_CONTAINS(log, "root cause: worker rank 1 (local rank 1) on node 0");
@@ -235,6 +237,12 @@ START_TEST(a_silent_worker_is_named_as_the_hang) {
   for (const auto& entry : fs::directory_iterator(dir))
     ck_assert_msg(entry.path().filename().string().rfind("core", 0) != 0, "a core file: %s",
                   entry.path().c_str());
+  const pid_t inner = pid_t(std::stol(slurp(fs::path(dir) / "inner")));
+  // Gone, or a zombie its new parent has not reaped yet.
+  std::string state = slurp("/proc/" + std::to_string(inner) + "/stat");
+  state = state.empty() ? "gone" : state.substr(state.rfind(')') + 2, 1);
+  ck_assert_msg(state == "gone" || state == "Z", "the hung process inside the wrapper (pid %d) is in state %s",
+                int(inner), state.c_str());
   fs::remove_all(dir);
 }
 END_TEST

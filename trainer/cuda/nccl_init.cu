@@ -131,22 +131,19 @@ ncclResult_t wait_until_ready(ncclComm_t comm, Clock::time_point deadline) {
 
 namespace {
 
-// A split off a non-blocking parent runs on a thread of NCCL's own, and (NCCL
-// 2.28, src/init.cc ncclCommInitChildComm) the child's handle stays null
-// until that thread publishes it with a release store: the parent's async
-// error says nothing about the child (it stays ncclSuccess; the group marks
-// only the child in progress), so wait for the handle itself, then for the
-// child to be ready. Seen on an H100: the handle was still null when the
-// parent reported success.
+// A split off a non-blocking parent runs on a thread of NCCL's own (NCCL
+// 2.28, src/group.cc): the parent's async error reads ncclInProgress until
+// that thread is done, then the split's result, and the child's handle is
+// published (src/init.cc, a release store) before it, also when the child's
+// setup failed. So the parent's state is the answer; the handle alone is not
+// (seen on an H100: reading it as soon as ncclCommSplit returned found it null).
 ncclResult_t wait_for_split(ncclComm_t parent, ncclComm_t* child, Clock::time_point deadline) {
-  for (;;) {
-    if (ncclComm_t published = __atomic_load_n(child, __ATOMIC_ACQUIRE)) return wait_until_ready(published, deadline);
-    ncclResult_t parent_state = ncclSuccess;
-    if (const ncclResult_t query = ncclCommGetAsyncError(parent, &parent_state); query != ncclSuccess) return query;
-    if (parent_state != ncclSuccess && parent_state != ncclInProgress) return parent_state;
+  if (const ncclResult_t state = wait_until_ready(parent, deadline); state != ncclSuccess) return state;
+  while (!__atomic_load_n(child, __ATOMIC_ACQUIRE)) {
     if (Clock::now() > deadline) return ncclInProgress;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  return ncclSuccess;
 }
 
 }  // namespace
@@ -191,7 +188,7 @@ Result<NcclComms> create_nccl_comms(const CudaContext& context, const GpuBackend
   state = ncclCommSplit(comms.init, 0, rank, slot.get(), &ops_config);
   // ncclCommSplit answers ncclSuccess, not ncclInProgress, when the group it
   // launched is still running (its ncclGroupEndInternal's ncclInProgress is
-  // only checked, not returned): wait for the handle after either.
+  // only checked, not returned): wait for the split after either.
   if (state == ncclSuccess || state == ncclInProgress) state = wait_for_split(comms.init, slot.get(), deadline);
   ncclComm_t ops = __atomic_load_n(slot.get(), __ATOMIC_ACQUIRE);
   if (state == ncclInProgress && !ops) (void)slot.release();  // still NCCL's to write
