@@ -535,7 +535,7 @@ bool Agent::hang_settled() const {
 }
 
 // The culprit on this node (hang_watch.hpp); the coordinator compares it
-// with the other nodes' by where it stalled, then by how long ago.
+// with the other nodes' by where it stalled, its step, then how long ago.
 void Agent::report_hang() {
   const Hang& hang = hang_->hang;
   output_.drain();
