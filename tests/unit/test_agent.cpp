@@ -721,6 +721,70 @@ START_TEST(a_flood_is_logged_in_a_few_lines) {
 }
 END_TEST
 
+// Fake agents for nodes 0..n-1 of a coordinator: authenticated, joined, and
+// past START; `say` sends one protocol message from a node.
+struct FakeNodes {
+  std::vector<std::unique_ptr<Peer>> peers;
+  FakeNodes(Rig& rig, agent::Coordinator& coordinator, const std::string& run, const std::string& secret,
+            std::uint32_t n) {
+    for (std::uint32_t node = 0; node < n; ++node) {
+      auto& p = *peers.emplace_back(std::make_unique<Peer>(coordinator.port()));
+      p.send(response(secret, run, node, p.challenge(rig, run)));
+      ck_assert(p.line(rig).rfind("WELCOME", 0) == 0);
+      rdzv::Message join{"JOIN", {}};
+      join.set("version", rdzv::kProtocolVersion).set("nproc", 2).set("host", "n" + std::to_string(node));
+      p.send(rdzv::encode(join));
+    }
+    for (auto& p : peers) CK_STR_EQ(next(rig, *p).substr(0, 5), "START");
+  }
+  // The next line that is not a heartbeat, or "<timeout>".
+  static std::string next(Rig& rig, Peer& p, milliseconds limit = milliseconds(3000)) {
+    for (;;) {
+      auto l = p.line(rig, limit);
+      if (l != "HB") return l;
+    }
+  }
+  void say(std::uint32_t node, rdzv::Message m) { peers[node]->send(rdzv::encode(m.set("attempt", 0))); }
+};
+
+rdzv::Message hang_report(std::uint32_t rank, std::uint64_t stalled_in, std::uint64_t step, const char* stalled) {
+  rdzv::Message m{"FAIL", {}};
+  m.set("rank", rank).set("local", 0).set("code", 134).set("what", "hung: test").set("time", "00:00:00");
+  m.set("stalled_since_ms", 1000 + rank).set("stalled_in", stalled_in).set("stalled_step", step);
+  m.set("stalled", stalled);
+  return m;
+}
+
+// The coordinator's side of the hang watch: after a node's HANGING notice,
+// other nodes' plain failures are consequences; the nodes' hang reports are
+// compared (a rank behind beats one waiting in a collective); without a
+// notice, a plain failure stops the job at once, as always.
+START_TEST(the_coordinator_weighs_hang_reports_against_their_consequences) {
+  Rig rig;
+  auto& coordinator = rig.coordinator("hang.0", kSecretA, 3);
+  FakeNodes nodes(rig, coordinator, "hang.0", kSecretA, 3);
+  nodes.say(2, rdzv::Message{"HANGING", {}});
+  rdzv::Message reset{"FAIL", {}};
+  reset.set("rank", 2).set("local", 0).set("code", 1).set("what", "exited with code 1").set("time", "00:00:01");
+  nodes.say(1, reset);  // its all-reduce broke when node 2 aborted its ranks
+  CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[0], milliseconds(300)), "<timeout>");  // no STOP for a consequence
+  nodes.say(0, hang_report(0, 2, 50, "0,1"));  // waits in a collective, at step 50
+  nodes.say(2, hang_report(4, 1, 49, "4,5"));  // no stack, one step behind
+  for (auto& p : nodes.peers) CK_STR_EQ(FakeNodes::next(rig, *p).substr(0, 4), "STOP");
+  for (std::uint32_t node = 0; node < 3; ++node) nodes.say(node, rdzv::Message{"STOPPED", {}});
+  for (int i = 0; i < 100 && !coordinator.verdict(); ++i) rig.turn();
+  ck_assert(coordinator.verdict().has_value());
+  ck_assert_int_eq(coordinator.verdict()->exit_code, 134);
+  CK_CONTAINS(coordinator.verdict()->cause, "worker rank 4 (local rank 0) on node 2 (n2) hung: test");
+  CK_CONTAINS(coordinator.verdict()->cause, "stalled as well (they waited for it): node 0: ranks 0,1");
+
+  auto& plain = rig.coordinator("plain.0", kSecretA, 2);
+  FakeNodes others(rig, plain, "plain.0", kSecretA, 2);
+  others.say(1, reset);
+  CK_STR_EQ(FakeNodes::next(rig, *others.peers[0]).substr(0, 4), "STOP");
+}
+END_TEST
+
 // Node 0's requeue runs Slurm's scontrol without blocking the loop: here a
 // stand-in scontrol that records its arguments, one that refuses as
 // slurmctld does for a job that may not be requeued, and one that is missing.
@@ -773,7 +837,7 @@ Suite* agent_suite() {
        requeue_runs_scontrol_and_reports_its_answer, find_hang_orders_the_stalled_ranks_by_silence,
        read_progress_takes_a_step_number_or_none,
        the_culprit_is_the_stalled_rank_outside_a_collective,
-       a_silent_worker_is_named_as_the_hang,
+       a_silent_worker_is_named_as_the_hang, the_coordinator_weighs_hang_reports_against_their_consequences,
        in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,
        without_a_hang_timeout_nothing_is_watched},
       30);
