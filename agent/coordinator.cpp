@@ -25,9 +25,9 @@ constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
 // must leave the loop time to read the real agents' responses in between (the
 // socket stays readable, so the next turn of the loop accepts the rest).
 constexpr int kAcceptBatch = 16;
-// How long hang reports are compared before the oldest is the root cause: a
-// node's check runs every 250 ms, and its stalled workers get up to 3 s to die
-// of SIGABRT; every node in usually reports well within this.
+// How long hang reports are compared, from the first, before the most
+// suspect is the root cause: a node's check runs every 250 ms, and its
+// stalled workers get up to 3 s to die of SIGABRT.
 constexpr auto kHangSettle = std::chrono::seconds(4);
 // From a node's first notice of a hang (HANGING) to its report: its stalled
 // workers get 3 s to print their stacks and die.
@@ -421,7 +421,8 @@ void Coordinator::handle_hanging(std::uint32_t node, const rdzv::Message& m) {
 // within a moment of the others (its own check, or its workers failing once
 // the first node stopped its stalled ones). Each names its own suspect
 // (hang_watch.hpp); wait for the other nodes' reports, up to kHangSettle, and
-// keep the most suspect: outside a collective first, then silent longest.
+// keep the most suspect (HangSuspicion: outside a collective first, then the
+// step it reached, then silent longest).
 void Coordinator::note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause,
                             HangSuspicion suspicion, int code) {
   if (!hang_) hang_.emplace();
