@@ -23,6 +23,7 @@
 #include "ddp/netif.hpp"
 #include "ddp/parse.hpp"
 #include "ddp/rdzv_protocol.hpp"
+#include "ddp/roster.hpp"
 #include "ddp/worker_env.hpp"
 #include "event_loop.hpp"
 #include "hang_watch.hpp"
@@ -179,7 +180,8 @@ class Agent {
   std::string host_;
   std::string ifname_;
   std::string error_dir_;
-  std::vector<std::uint32_t> workers_per_node_;  // from START, in node-rank order
+  std::uint32_t capacity_ = config_.plan.nproc;  // the workers this node can run (its plan's)
+  std::vector<std::uint32_t> group_workers_;  // from START, by group rank
   // Stopping the workers is a state of the event loop, not a wait: the first
   // signal now, SIGKILL when the grace is over, `then` once the last worker is
   // reaped. Heartbeats, the coordinator and the workers' output (a checkpoint
@@ -225,7 +227,7 @@ Status Agent::start_workers() {
     // Under Slurm, Slurm's task variables as if each worker were a task
     // (DDP_KEEP_TASK_ENV=1: the node's one task's, PMI included).
     if (!config_.standalone && base.get("DDP_KEEP_TASK_ENV") != "1")
-      apply_slurm_worker_view(launch.env, plan_, local, workers_per_node_);
+      apply_slurm_worker_view(launch.env, plan_, local, group_workers_);
     // torch's @record writes a worker's exception here; the root cause points at it.
     const auto file = error_file(local);
     std::error_code ec;
@@ -321,15 +323,30 @@ void Agent::stopped() {
 
 void Agent::on_start(const StartOrder& order) {
   if (state_ != State::Rendezvous && state_ != State::WaitOrders) return;
-  const auto layout = rank_layout(order.workers_per_node, plan_.node_rank);
-  if (!layout || order.workers_per_node[plan_.node_rank] != plan_.nproc) {
-    spdlog::error("the rendezvous sent a layout that does not fit this node");
+  const auto seat = seat_of(order.group_nodes, order.group_workers, plan_.node_rank);
+  if (!seat || (*seat && seat->value().workers > capacity_)) {
+    spdlog::error("the rendezvous sent a layout that does not fit this node: {}",
+                  seat ? std::to_string(seat->value().workers) + " workers for a node that runs " +
+                             std::to_string(capacity_)
+                       : seat.error());
     return finish(1);
   }
   attempt_ = order.attempt;
-  workers_per_node_ = order.workers_per_node;
-  plan_.rank_base = layout->rank_base;
-  plan_.world_size = layout->world_size;
+  if (!*seat) {
+    // A spare (--ddp-spares): no workers in this attempt; a later START may
+    // give this node a lost node's group.
+    if (plan_.verbose)
+      spdlog::info("node {} ({}): spare in attempt {}: waiting to take a lost node's place", plan_.node_rank, host_,
+                   attempt_);
+    state_ = State::WaitOrders;
+    return;
+  }
+  group_workers_ = order.group_workers;
+  plan_.nproc = seat->value().workers;
+  plan_.group_rank = seat->value().group_rank;
+  plan_.groups = seat->value().groups;
+  plan_.rank_base = seat->value().rank_base;
+  plan_.world_size = seat->value().world_size;
   if (order.master_addr != plan_.master_addr) {
     // Gloo/NCCL bind to the interface that reaches the workers' MASTER_ADDR.
     if (const auto route = route_to(order.master_addr); route) ifname_ = route->interface;
@@ -619,6 +636,8 @@ int Agent::run() {
     cc.secret = config_.secret;
     cc.nnodes = plan_.nnodes;
     cc.max_restarts = plan_.max_restarts;
+    cc.spares = plan_.spares;
+    cc.min_nodes = plan_.min_nodes;
     cc.master_addr = plan_.master_addr;
     // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
     // which only node 0 knows; START carries it to everyone.

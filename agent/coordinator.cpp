@@ -245,8 +245,8 @@ void Coordinator::on_message(std::uint64_t id, const rdzv::Message& m) {
       n.finished = true;
     if (phase_ == Phase::Stopping) return check_stopped();
     if (phase_ == Phase::Running && m.verb == "FINISHED") {
-      for (const auto& other : nodes_)
-        if (!other.finished) {
+      for (std::uint32_t other = 0; other < nodes_.size(); ++other)
+        if (runs_workers(other) && !nodes_[other].finished) {
           // This node is done; it may leave now (no exit barrier). Node 0's
           // agent stays: it hosts this coordinator until the verdict.
           if (node != 0) peers_[id].conn->send(rdzv::Message{"BYE", {}});
@@ -276,10 +276,14 @@ void Coordinator::handle_response(std::uint64_t id, Peer& peer, const rdzv::Mess
   }
   Node& n = nodes_[*node];
   if (n.joined || n.lost) {
-    // It knows the secret: a misconfiguration (two agents for one node), not a stranger.
-    spdlog::warn("rendezvous: refused {}: node {} has already joined", peer.remote, *node);
+    // It knows the secret: a misconfiguration (two agents for one node), not a
+    // stranger; or a lost node back (a link restored, a SIGSTOP'd agent resumed):
+    // its place was given away, and it is never used again in this step.
+    const std::string reason = n.lost ? "node " + std::to_string(*node) + " was lost and is not used again in this step"
+                                      : "node " + std::to_string(*node) + " has already joined";
+    spdlog::warn("rendezvous: refused {}: {}", peer.remote, reason);
     rdzv::Message refused{"REFUSED", {}};
-    peer.conn->send(refused.set("reason", "node " + std::to_string(*node) + " has already joined"));
+    peer.conn->send(refused.set("reason", reason));
     peer.closing = true;
     return close_peer(id, "duplicate node");
   }
@@ -316,23 +320,35 @@ void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
 
 void Coordinator::all_joined() {
   if (!config_.setup_error.empty()) return finish(1, config_.setup_error, "ABORT");
-  if (config_.verbose) print_summary();
+  std::vector<std::uint32_t> capacity;
+  for (const auto& n : nodes_) capacity.push_back(n.nproc);
+  auto roster = make_roster(std::move(capacity), config_.spares);
+  if (!roster) return finish(1, roster.error(), "ABORT");
+  roster_ = std::move(roster).value();
+  roster_changed_ = true;
   phase_ = Phase::Running;
   start_attempt();
 }
 
-// One summary for the whole step, from node 0: --ddp-verbose.
+bool Coordinator::runs_workers(std::uint32_t node) const {
+  return node < running_.size() && running_[node] && !nodes_[node].lost;
+}
+
+// One summary for the whole step, from node 0 (--ddp-verbose): at the start,
+// and again when a lost node's group has moved to a spare or been dropped.
 void Coordinator::print_summary() const {
-  std::uint64_t world = 0;
-  for (const auto& n : nodes_) world += n.nproc;
-  spdlog::info("step {}: {} node(s), {} worker(s), MASTER_ADDR={} MASTER_PORT={}, rendezvous port {}", config_.run_id,
-               nodes_.size(), world, config_.master_addr, config_.master_port(0), port_);
+  const auto& groups = roster_->groups;
+  spdlog::info("step {}: attempt {}: {} node(s), {} worker(s), MASTER_ADDR={} MASTER_PORT={}, rendezvous port {}",
+               config_.run_id, attempt_, groups.size(), world_size(*roster_), config_.master_addr,
+               config_.master_port(attempt_), port_);
   std::uint64_t rank = 0;
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-    const auto& n = nodes_[i];
-    spdlog::info("  node {} ({}, {}): ranks {}-{}", i, n.host, n.addr, rank, rank + n.nproc - 1);
+  for (std::uint32_t g = 0; g < groups.size(); ++g) {
+    const auto& n = nodes_[groups[g].node];
+    const std::uint32_t workers = groups[g].workers;
+    spdlog::info("  node {} ({}, {}): group {}, ranks {}-{}", groups[g].node, n.host, n.addr, g, rank,
+                 rank + workers - 1);
     std::size_t pos = 0;
-    for (std::uint32_t local = 0; local < n.nproc; ++local, ++rank) {
+    for (std::uint32_t local = 0; local < workers; ++local, ++rank) {
       const auto end = std::min(n.workers.find(';', pos), n.workers.size());
       std::string place = pos < n.workers.size() ? n.workers.substr(pos, end - pos) : "";
       pos = end + 1;
@@ -345,19 +361,26 @@ void Coordinator::print_summary() const {
                    cpus.empty() ? "unbound" : cpus, nic.empty() ? "" : " nic " + nic);
     }
   }
+  for (const auto spare : spare_nodes(*roster_))
+    spdlog::info("  node {} ({}, {}): spare", spare, nodes_[spare].host, nodes_[spare].addr);
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].lost) spdlog::info("  node {}: lost, not used again", node_name(i));
 }
 
 void Coordinator::start_attempt() {
-  std::string counts;
-  std::uint64_t world = 0;
-  for (const auto& n : nodes_) {
-    counts += (counts.empty() ? "" : ",") + std::to_string(n.nproc);
-    world += n.nproc;
+  std::vector<std::uint32_t> group_nodes, group_workers;
+  for (const auto& g : roster_->groups) {
+    group_nodes.push_back(g.node);
+    group_workers.push_back(g.workers);
   }
+  running_.assign(nodes_.size(), false);
+  for (const auto node : group_nodes) running_[node] = true;
   for (auto& n : nodes_) {
     n.finished = false;
     n.stopped_attempt.reset();
   }
+  if (config_.verbose && roster_changed_) print_summary();
+  roster_changed_ = false;
   phase_ = Phase::Running;
   // Worker rank 0 will listen on MASTER_PORT here, on node 0: a port already
   // taken would otherwise surface as an EADDRINUSE deep inside PyTorch.
@@ -371,8 +394,9 @@ void Coordinator::start_attempt() {
   start.set("attempt", attempt_)
       .set("master_addr", config_.master_addr)
       .set("master_port", port)
-      .set("counts", counts)
-      .set("world", world);
+      .set("groups", group_nodes)
+      .set("counts", group_workers)
+      .set("world", world_size(*roster_));
   broadcast(start);
 }
 
@@ -443,7 +467,8 @@ void Coordinator::note_hang(std::uint32_t node, const rdzv::Message& m, const st
 void Coordinator::decide_hang() {
   if (!hang_ || phase_ != Phase::Running) return;
   bool all_in = !hang_->noticed_only;
-  for (const auto& n : nodes_) all_in &= n.finished || n.failed_attempt == attempt_;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+    all_in &= !runs_workers(i) || nodes_[i].finished || nodes_[i].failed_attempt == attempt_;
   if (!all_in && Clock::now() < hang_->decide_at) return;
   std::string cause = hang_->cause;
   if (hang_->stalled_by_node.size() > 1) {
@@ -457,14 +482,37 @@ void Coordinator::decide_hang() {
   begin_stop(cause, code);
 }
 
+// A node stopped answering (heartbeats, or its connection ended). Its place
+// goes to a spare, or its group is dropped (--ddp-min-nodes), and every worker
+// restarts; a lost spare only costs a spare (roster.hpp). The node is never
+// used again: its connection is closed and a new one from it refused.
 void Coordinator::node_lost(std::uint32_t node, const std::string& why) {
   Node& n = nodes_[node];
   if (n.lost) return;
   n.lost = true;
   const std::string cause = "node " + node_name(node) + " was lost: " + why;
   if (phase_ == Phase::Gathering) return finish(1, "rendezvous failed: " + cause, "ABORT");
-  if (phase_ == Phase::Running) return begin_stop(cause, 1);
-  if (phase_ == Phase::Stopping) check_stopped();
+  if (const auto it = peers_.find(n.peer); it != peers_.end() && it->second.node == node) {
+    it->second.closing = true;
+    close_peer(n.peer, "node lost");
+  }
+  if (phase_ == Phase::Done) return;
+  const auto change = lose_node(*roster_, node, config_.min_nodes, [this](std::uint32_t i) { return node_name(i); });
+  if (change.kind == RosterChange::Kind::Unused) {
+    spdlog::warn("rendezvous: {}", change.text);  // a spare: no worker was there
+    return;
+  }
+  const std::string what = cause + " (attempt " + std::to_string(attempt_) + "); " + change.text;
+  changes_.push_back(what);
+  roster_changed_ = true;
+  if (change.kind == RosterChange::Kind::CannotGoOn) can_go_on_ = false;
+  if (phase_ == Phase::Running) return begin_stop(what, 1);
+  // Stopping already: the workers that failed first most likely failed
+  // because of this loss (a peer gone mid-collective); the loss is the cause.
+  const auto first_line = cause_.substr(0, cause_.find('\n'));
+  cause_ = what + (first_line.empty() ? "" : "\n  (before the loss was noticed: " + first_line + ")");
+  cause_code_ = 1;
+  check_stopped();
 }
 
 void Coordinator::begin_stop(const std::string& cause, int exit_code) {
@@ -477,23 +525,30 @@ void Coordinator::begin_stop(const std::string& cause, int exit_code) {
   check_stopped();
 }
 
+// Once every node that ran workers in this attempt has stopped them (or
+// finished, or was lost): the next attempt, or the verdict.
 void Coordinator::check_stopped() {
-  bool all_present = true;  // a lost node, or one that finished and left, cannot restart
-  for (const auto& n : nodes_) {
-    all_present &= !n.lost && peers_.count(n.peer) > 0;
-    if (!n.lost && !n.finished && n.stopped_attempt != attempt_) return;  // still stopping
-  }
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+    if (runs_workers(i) && !nodes_[i].finished && nodes_[i].stopped_attempt != attempt_) return;  // still stopping
+  // Every node of the next attempt must still be there: a lost node, or one
+  // that finished and left, cannot restart.
+  bool all_present = can_go_on_;
+  for (const auto& g : roster_->groups) all_present &= !nodes_[g.node].lost && peers_.count(nodes_[g.node].peer) > 0;
   if (all_present && attempt_ < config_.max_restarts) {
     spdlog::warn("{}; restarting every worker on every node (attempt {} of {})", cause_, attempt_ + 2,
                  config_.max_restarts + 1);
     ++attempt_;
     return start_attempt();
   }
+  if (all_present && roster_changed_)
+    cause_ += "; no restart left to go on (--ddp-restarts=" + std::to_string(config_.max_restarts) + ")";
   finish(cause_code_, cause_);
 }
 
 void Coordinator::finish(int exit_code, const std::string& cause, const char* verb) {
   if (verdict_) return;
+  if (exit_code == 0)  // a run that survived lost nodes says which, once
+    for (const auto& change : changes_) spdlog::warn("the run went on after: {}", change);
   verdict_ = Verdict{exit_code, cause};
   phase_ = Phase::Done;
   rdzv::Message done{verb, {}};

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "ddp/roster.hpp"
 #include "event_loop.hpp"
 
 namespace ddp::agent {
@@ -31,6 +32,8 @@ struct CoordinatorConfig {
   std::string secret;
   std::uint32_t nnodes = 1;
   std::uint32_t max_restarts = 0;
+  std::uint32_t spares = 0;     // --ddp-spares: the last K nodes wait to replace a lost one (roster.hpp)
+  std::uint32_t min_nodes = 0;  // --ddp-min-nodes: without a spare, go on down to this many (0: never)
   std::string master_addr;
   std::function<std::uint16_t(std::uint32_t attempt)> master_port;
   std::chrono::milliseconds rdzv_timeout{60000};
@@ -147,6 +150,7 @@ class Coordinator {
   void node_lost(std::uint32_t node, const std::string& why);
   void all_joined();
   void print_summary() const;
+  bool runs_workers(std::uint32_t node) const;  // in this attempt
   void start_attempt();
   void begin_stop(const std::string& cause, int exit_code);
   void check_stopped();
@@ -179,6 +183,14 @@ class Coordinator {
   int cause_code_ = 1;
   std::optional<Verdict> verdict_;
   std::optional<PendingHang> hang_;
+  // Who runs which group (roster.hpp), from the moment every node has joined;
+  // which nodes run workers in this attempt (STOPPED and FINISHED come from
+  // them); whether a lost node left the run unable to go on; what changed.
+  std::optional<Roster> roster_;
+  std::vector<bool> running_;
+  bool can_go_on_ = true;
+  bool roster_changed_ = false;  // since the last START: --ddp-verbose prints the plan again
+  std::vector<std::string> changes_;
   Clock::time_point started_;
   Clock::time_point last_heartbeat_;
 };

@@ -162,12 +162,14 @@ void RdzvClient::on_message(const rdzv::Message& m) {
     const auto attempt = m.get_uint("attempt", 0, 1u << 20);
     const auto port = m.get_uint("master_port", 1, 65535);
     order.master_addr = m.get("master_addr").value_or("");
-    std::string counts = m.get("counts").value_or("");
-    auto per_node = parse_tasks_per_node(counts);  // the same "a,b,c" syntax
-    if (!attempt || !port || !per_node || order.master_addr.empty()) return lost("malformed START from the rendezvous");
+    auto nodes = m.get_uint_list("groups", 0, (1u << 20) - 1, 1u << 20);
+    auto workers = m.get_uint_list("counts", 1, 1u << 16, 1u << 20);
+    if (!attempt || !port || !nodes || !workers || order.master_addr.empty())
+      return lost("malformed START from the rendezvous");
     order.attempt = std::uint32_t(*attempt);
     order.master_port = std::uint16_t(*port);
-    order.workers_per_node = std::move(per_node).value();
+    order.group_nodes = std::move(nodes).value();
+    order.group_workers = std::move(workers).value();
     return events_.on_start(order);
   }
   if (m.verb == "STOP") {

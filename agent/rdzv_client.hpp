@@ -35,7 +35,9 @@ struct StartOrder {
   std::uint32_t attempt = 0;
   std::string master_addr;
   std::uint16_t master_port = 0;
-  std::vector<std::uint32_t> workers_per_node;
+  // By group rank (roster.hpp): the node that runs the group, and its workers.
+  std::vector<std::uint32_t> group_nodes;
+  std::vector<std::uint32_t> group_workers;
 };
 
 struct FailureReport {

@@ -55,7 +55,13 @@ void say_plan(const NodePlan& plan) {
         " " + std::string(to_string(plan.mode)) + " worker(s), MASTER_ADDR=" + plan.master_addr +
         " MASTER_PORT=" + std::to_string(plan.master_port) +
         (plan.nnodes > 1 ? ", rendezvous port " + std::to_string(plan.rdzv_port) : std::string()) +
-        ", stop grace " + std::to_string(plan.stop_grace_ms) + " ms");
+        ", stop grace " + std::to_string(plan.stop_grace_ms) + " ms" +
+        (plan.spares ? ", " + std::to_string(plan.spares) + " spare node(s)" : std::string()) +
+        (plan.min_nodes ? ", down to " + std::to_string(plan.min_nodes) + " node(s)" : std::string()));
+  if (plan.node_rank >= plan.groups) {
+    say("node " + std::to_string(plan.node_rank) + ": spare, starts no workers until a lost node's place is its");
+    return;
+  }
   for (std::uint32_t i = 0; i < plan.nproc; ++i) {
     std::string line = "node " + std::to_string(plan.node_rank) + " worker " + std::to_string(i) + " (rank " +
                        std::to_string(plan.rank_base + i) + ")";
@@ -124,6 +130,7 @@ Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings,
   NodePlan plan;
   plan.run_id = std::to_string(facts.job_id) + ".batch";
   plan.nnodes = std::uint32_t(facts.nodes.size());
+  plan.groups = plan.nnodes;
   plan.master_addr = master_addr;
   plan.master_port = request.port.value_or(derive_port(settings.port_range, facts.job_id, facts.step_id, 0));
   // Workers per node as --ddp would choose them on this node; unknown (0) when

@@ -18,6 +18,7 @@
 #include <cstring>
 
 #include "ddp/netif.hpp"
+#include "ddp/roster.hpp"
 #include "ddp/worker_env.hpp"
 #include "launch.hpp"
 #include "log.hpp"
@@ -92,10 +93,16 @@ Status plan_step(State& st, const StepFacts& facts) {
   // Task shape: Slurm's tasks per node, heterogeneous or not. Agent shape:
   // every node runs the same count until the agents' rendezvous can exchange
   // counts (CPU mode and --ddp-gpus are homogeneous by construction).
-  const auto per_node = task_shape ? facts.tasks_per_node : std::vector<std::uint32_t>(plan.nnodes, plan.nproc);
-  const auto layout = rank_layout(per_node, plan.node_rank);
+  if (auto ok = check_membership(st.request.spares, st.request.min_nodes, plan.nnodes, task_shape); !ok)
+    return fail(ok.error());
+  // Spares (--ddp-spares, the last K nodes) hold no ranks until the
+  // rendezvous gives one of them a lost node's group.
+  const std::uint32_t groups = plan.nnodes - st.request.spares;
+  const bool spare = plan.node_rank >= groups;
+  const auto per_node = task_shape ? facts.tasks_per_node : std::vector<std::uint32_t>(groups, plan.nproc);
+  const auto layout = rank_layout(per_node, spare ? 0 : plan.node_rank);
   if (!layout) return fail(layout.error());
-  plan.rank_base = layout->rank_base;
+  plan.rank_base = spare ? 0 : layout->rank_base;
   plan.world_size = layout->world_size;
   plan.master_addr = *st.master_addr;
   plan.job_id = facts.job_id;
@@ -109,7 +116,16 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.master_interface = task_shape ? "" : st.settings.master_interface;
   plan.rdzv_timeout_ms = std::uint32_t(st.settings.rdzv_timeout.count());
   plan.heartbeat_timeout_ms = std::uint32_t(st.settings.heartbeat_timeout.count());
+  plan.spares = st.request.spares;
+  plan.groups = groups;
+  plan.min_nodes = st.request.min_nodes.value_or(0);
+  plan.group_rank = plan.node_rank;
+  // A lost node taken over by a spare, or dropped, restarts every worker and
+  // counts against --ddp-restarts; left at 0, it allows one restart per node
+  // that may be lost.
   plan.max_restarts = st.request.restarts;
+  if (plan.max_restarts == 0 && (plan.spares > 0 || plan.min_nodes > 0))
+    plan.max_restarts = plan.spares + (plan.min_nodes > 0 ? plan.groups - plan.min_nodes : 0);
   plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.value_or(stop_grace_for(facts.kill_wait)).count());
   plan.verbose = st.request.verbose;
   plan.export_ib_hca = st.settings.export_ib_hca;

@@ -63,6 +63,10 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("REQUEUE"), plan.requeue ? "1" : "0");
   env.set(key("REQUEUE_WAIT_MS"), std::to_string(plan.requeue_wait_ms));
   env.set(key("HANG_TIMEOUT_MS"), std::to_string(plan.hang_timeout_ms));
+  env.set(key("SPARES"), std::to_string(plan.spares));
+  env.set(key("MIN_NODES"), std::to_string(plan.min_nodes));
+  env.set(key("GROUP_RANK"), std::to_string(plan.group_rank));
+  env.set(key("GROUPS"), std::to_string(plan.groups));
   env.unset_prefix(key("WORKER_"));
   for (std::size_t i = 0; i < plan.placements.size(); ++i) {
     const auto& p = plan.placements[i];
@@ -108,6 +112,10 @@ Result<NodePlan> read_plan(const Environment& env) {
       {"HEARTBEAT_TIMEOUT_MS", 1000, 3600 * 1000, &plan.heartbeat_timeout_ms},
       {"REQUEUE_WAIT_MS", 0, 3600 * 1000, &plan.requeue_wait_ms},
       {"HANG_TIMEOUT_MS", 0, 86400u * 1000, &plan.hang_timeout_ms},
+      {"SPARES", 0, 1u << 20, &plan.spares},
+      {"MIN_NODES", 0, 1u << 20, &plan.min_nodes},
+      {"GROUP_RANK", 0, 1u << 20, &plan.group_rank},
+      {"GROUPS", 1, 1u << 20, &plan.groups},
   };
   for (const auto& f : fields) {
     const auto n = number(env, f.name, f.min, f.max);
@@ -143,6 +151,8 @@ Result<NodePlan> read_plan(const Environment& env) {
                 " workers");
 
   if (plan.node_rank >= plan.nnodes) return fail(key("NODE_RANK") + " is not below " + key("NNODES"));
+  if (plan.groups + plan.spares != plan.nnodes || plan.min_nodes > plan.groups)
+    return fail(key("GROUPS") + ", " + key("SPARES") + " and " + key("MIN_NODES") + " do not fit " + key("NNODES"));
   if (std::uint64_t(plan.rank_base) + plan.nproc > plan.world_size)
     return fail(key("RANK_BASE") + " + " + key("NPROC") + " exceeds " + key("WORLD_SIZE"));
   return plan;

@@ -15,7 +15,7 @@
 
 namespace ddp {
 
-inline constexpr int kPlanVersion = 3;
+inline constexpr int kPlanVersion = 4;
 inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
 
 // Where one worker runs: worked out by the plugin (hwloc), applied by the agent
@@ -53,6 +53,12 @@ struct NodePlan {
   bool requeue = false;                     // --ddp-requeue: node 0 requeues the job after Slurm's warning
   std::uint32_t requeue_wait_ms = 60000;    // ... once every worker has ended, or after this long
   std::uint32_t hang_timeout_ms = 0;        // a worker without progress this long is a hang (0: off)
+  std::uint32_t spares = 0;                 // --ddp-spares: the step's last K nodes wait (roster.hpp)
+  std::uint32_t min_nodes = 0;              // --ddp-min-nodes: the fewest groups to go on with (0: no shrinking)
+  // GROUP_RANK and GROUP_WORLD_SIZE: node_rank and nnodes - spares at first (a
+  // spare's group_rank means nothing until a START gives it a group).
+  std::uint32_t group_rank = 0;
+  std::uint32_t groups = 1;
   std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 
   bool operator==(const NodePlan&) const = default;

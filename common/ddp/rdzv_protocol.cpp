@@ -97,7 +97,7 @@ Status check_hex(std::string_view text, std::size_t chars, std::string_view what
 // one-to-one function of its inputs.
 std::string mac_input(std::string_view role, std::string_view run_id, std::uint32_t node, std::string_view server_nonce,
                       std::string_view client_nonce) {
-  return "slurm-ddp rdzv v" + std::to_string(kProtocolVersion) + " " + std::string(role) +
+  return "slurm-ddp rdzv v" + std::to_string(kAuthVersion) + " " + std::string(role) +
          " run=" + percent_encode(run_id) + " node=" + std::to_string(node) +
          " snonce=" + percent_encode(server_nonce) + " cnonce=" + percent_encode(client_nonce);
 }
@@ -205,6 +205,31 @@ Result<std::uint64_t> Message::get_uint(std::string_view key, std::uint64_t min,
   if (ec == std::errc::result_out_of_range || value < min || value > max)
     return fail(name + "=" + quote(*text) + " is out of range: it must be " + range);
   return value;
+}
+
+Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, std::uint32_t min, std::uint32_t max,
+                                                           std::size_t max_items) const {
+  const auto text = get(key);
+  if (!text) return fail(verb + ": the field '" + std::string(key) + "' is missing");
+  std::vector<std::uint32_t> values;
+  std::size_t pos = 0;
+  for (;;) {
+    const auto comma = std::min(text->find(',', pos), text->size());
+    Message one{verb, {{std::string(key), text->substr(pos, comma - pos)}}};
+    const auto value = one.get_uint(key, min, max);
+    if (!value) return fail(value.error());
+    if (values.size() == max_items)
+      return fail(verb + " " + std::string(key) + " has more than " + std::to_string(max_items) + " numbers");
+    values.push_back(std::uint32_t(*value));
+    if (comma == text->size()) return values;
+    pos = comma + 1;
+  }
+}
+
+Message& Message::set(std::string key, const std::vector<std::uint32_t>& values) {
+  std::string text;
+  for (const auto v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+  return set(std::move(key), std::move(text));
 }
 
 Message& Message::set(std::string key, std::string value) {

@@ -20,7 +20,12 @@
 
 namespace ddp::rdzv {
 
-inline constexpr int kProtocolVersion = 1;
+// The messages' version (CHALLENGE and JOIN carry it; every node must run the
+// same). 2: START names each group's node (--ddp-spares).
+inline constexpr int kProtocolVersion = 2;
+// The challenge-response's version, in the strings the MACs cover (below):
+// unchanged since protocol 1.
+inline constexpr int kAuthVersion = 1;
 inline constexpr std::size_t kMaxLineBytes = 16 * 1024;  // a longer line closes the connection
 inline constexpr std::size_t kMaxFields = 64;
 inline constexpr std::size_t kMaxNameBytes = 32;  // a verb or a key
@@ -44,6 +49,11 @@ struct Message {
   // validate: encode() refuses a message with a bad key.
   Message& set(std::string key, std::string value);
   Message& set(std::string key, std::uint64_t value);
+  // A list of numbers, comma-separated ("0,1,3"): at least one, each within
+  // [min, max], at most max_items of them; the error names the field.
+  Result<std::vector<std::uint32_t>> get_uint_list(std::string_view key, std::uint32_t min, std::uint32_t max,
+                                                   std::size_t max_items) const;
+  Message& set(std::string key, const std::vector<std::uint32_t>& values);
 
   bool operator==(const Message&) const = default;
 };

@@ -77,6 +77,14 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
     auto n = count(value, option, 0, 3600);
     if (!n) return fail(n.error());
     request.hang_timeout_s = *n;
+  } else if (option == "ddp-spares") {
+    auto n = count(value, option, 0, kMaxNodes);
+    if (!n) return fail(n.error());
+    request.spares = *n;
+  } else if (option == "ddp-min-nodes") {
+    auto n = count(value, option, 1, kMaxNodes);
+    if (!n) return fail(n.error());
+    request.min_nodes = *n;
   } else {
     return fail("unknown option --" + std::string(option));
   }

@@ -21,6 +21,7 @@ Result<Mode> parse_mode(std::string_view text);  // auto | gpu | cpu
 // Limits on what a user may ask for; far above any real node.
 inline constexpr std::uint64_t kMaxWorkersPerNode = 1024;
 inline constexpr std::uint64_t kMaxRestarts = 1000;
+inline constexpr std::uint64_t kMaxNodes = 1u << 20;
 
 struct DdpRequest {
   bool enabled = false;    // --ddp or any option that implies it
@@ -33,6 +34,8 @@ struct DdpRequest {
   bool verbose = false;                // --ddp-verbose
   std::optional<bool> requeue;         // --ddp-requeue / DDP_REQUEUE=0|1; unset: the site's Requeue=
   std::optional<std::uint32_t> hang_timeout_s;  // --ddp-hang-timeout=SECONDS (0: off); unset: the site's
+  std::uint32_t spares = 0;            // --ddp-spares=K: the step's last K nodes wait, to replace a lost one
+  std::optional<std::uint32_t> min_nodes;  // --ddp-min-nodes=M: without spares, go on down to M nodes
   std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line
 
   bool active() const { return enabled && !opted_out; }
@@ -63,12 +66,19 @@ inline constexpr OptionSpec kOptions[] = {
     {"ddp-hang-timeout", "SECONDS", false,
      "[ddp] A worker that shows no progress for SECONDS (DDP_PROGRESS_FILE not touched; ddp-train touches it "
      "every step) is a hang: its stack is dumped and the job stops, naming it. 0: off"},
+    {"ddp-spares", "K", false,
+     "[ddp] Keep the step's last K nodes as spares: they start no workers, and one takes a lost node's place "
+     "(same ranks) while every worker restarts from its newest snapshot. Needs srun --no-kill"},
+    {"ddp-min-nodes", "M", false,
+     "[ddp] When a node is lost and no spare is left, go on with fewer nodes, down to M (WORLD_SIZE shrinks). "
+     "Needs srun --no-kill"},
 };
 
 // Environment equivalents, for slurmrestd and scripts that cannot pass options;
 // an option on the command line (or inherited from sbatch) wins.
 //   DDP_MODE=auto|gpu|cpu|off  DDP_GPUS=N  DDP_PROCS=N  DDP_PORT=PORT
-//   DDP_RESTARTS=N  DDP_VERBOSE=1  DDP_REQUEUE=1
+//   DDP_RESTARTS=N  DDP_VERBOSE=1  DDP_REQUEUE=1  DDP_HANG_TIMEOUT=S  DDP_SPARES=K
+//   DDP_MIN_NODES=M
 struct EnvEquivalent {
   const char* variable;
   const char* option;
@@ -77,6 +87,7 @@ inline constexpr EnvEquivalent kEnvEquivalents[] = {
     {"DDP_MODE", "ddp"},      {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
     {"DDP_PORT", "ddp-port"}, {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
     {"DDP_REQUEUE", "ddp-requeue"}, {"DDP_HANG_TIMEOUT", "ddp-hang-timeout"},
+    {"DDP_SPARES", "ddp-spares"},     {"DDP_MIN_NODES", "ddp-min-nodes"},
 };
 
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given

@@ -15,8 +15,8 @@ Environment worker_environment(const Environment& base, const NodePlan& plan, co
   env.set("LOCAL_RANK", n(slot.local_rank));
   env.set("WORLD_SIZE", n(plan.world_size));
   env.set("LOCAL_WORLD_SIZE", n(plan.nproc));
-  env.set("GROUP_RANK", n(plan.node_rank));
-  env.set("GROUP_WORLD_SIZE", n(plan.nnodes));
+  env.set("GROUP_RANK", n(plan.group_rank));
+  env.set("GROUP_WORLD_SIZE", n(plan.groups));
   env.set("ROLE_NAME", "default");
   env.set("ROLE_RANK", n(rank));
   env.set("ROLE_WORLD_SIZE", n(plan.world_size));

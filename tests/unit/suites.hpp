@@ -32,6 +32,7 @@ Suite* trainer_model_suite();
 Suite* trainer_dist_suite();
 Suite* rdzv_protocol_suite();
 Suite* output_suite();
+Suite* roster_suite();
 
 // ck_assert_str_eq for std::string operands (Check's macros evaluate their
 // arguments more than once, so temporaries must outlive the whole assertion).

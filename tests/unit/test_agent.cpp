@@ -302,7 +302,8 @@ struct Rig {
   std::list<agent::RdzvClient> clients;
 
   agent::Coordinator& coordinator(const std::string& run, const std::string& secret, std::uint32_t nnodes,
-                                  milliseconds handshake = milliseconds(5000), std::size_t max_pending = 64) {
+                                  milliseconds handshake = milliseconds(5000), std::size_t max_pending = 64,
+                                  const std::function<void(agent::CoordinatorConfig&)>& tweak = {}) {
     agent::CoordinatorConfig c;
     c.run_id = run;
     c.secret = secret;
@@ -311,6 +312,7 @@ struct Rig {
     c.master_port = [](std::uint32_t) { return std::uint16_t(1); };
     c.handshake_timeout = handshake;
     c.max_pending = max_pending;
+    if (tweak) tweak(c);
     auto& coord = coordinators.emplace_back(loop, std::move(c));
     ck_assert(coord.listen(0).ok());
     return coord;
@@ -726,7 +728,7 @@ END_TEST
 struct FakeNodes {
   std::vector<std::unique_ptr<Peer>> peers;
   FakeNodes(Rig& rig, agent::Coordinator& coordinator, const std::string& run, const std::string& secret,
-            std::uint32_t n) {
+            std::uint32_t n, const std::string& layout = "") {
     for (std::uint32_t node = 0; node < n; ++node) {
       auto& p = *peers.emplace_back(std::make_unique<Peer>(coordinator.port()));
       p.send(response(secret, run, node, p.challenge(rig, run)));
@@ -735,7 +737,11 @@ struct FakeNodes {
       join.set("version", rdzv::kProtocolVersion).set("nproc", 2).set("host", "n" + std::to_string(node));
       p.send(rdzv::encode(join));
     }
-    for (auto& p : peers) CK_STR_EQ(next(rig, *p).substr(0, 5), "START");
+    for (auto& p : peers) {
+      const auto start = next(rig, *p);
+      CK_STR_EQ(start.substr(0, 5), "START");
+      CK_CONTAINS(start, layout);
+    }
   }
   // The next line that is not a heartbeat, or "<timeout>".
   static std::string next(Rig& rig, Peer& p, milliseconds limit = milliseconds(3000)) {
@@ -744,7 +750,11 @@ struct FakeNodes {
       if (l != "HB") return l;
     }
   }
-  void say(std::uint32_t node, rdzv::Message m) { peers[node]->send(rdzv::encode(m.set("attempt", 0))); }
+  void say(std::uint32_t node, rdzv::Message m, std::uint64_t attempt = 0) {
+    peers[node]->send(rdzv::encode(m.set("attempt", attempt)));
+  }
+  // The node's agent dies: its connection ends.
+  void drop(std::uint32_t node) { peers[node].reset(); }
 };
 
 rdzv::Message hang_report(std::uint32_t rank, std::uint64_t stalled_in, std::uint64_t step, const char* stalled) {
@@ -782,6 +792,62 @@ START_TEST(the_coordinator_weighs_hang_reports_against_their_consequences) {
   FakeNodes others(rig, plain, "plain.0", kSecretA, 2);
   others.say(1, reset);
   CK_STR_EQ(FakeNodes::next(rig, *others.peers[0]).substr(0, 4), "STOP");
+}
+END_TEST
+
+// Spares and an elastic minimum (roster.hpp) as the coordinator plays them:
+// a lost node's group goes to the spare and everyone restarts with the same
+// world; a lost spare stops nothing; without a spare, --ddp-min-nodes shrinks
+// the world; below it, the run ends naming the lost node and why.
+START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
+  Rig rig;
+  const auto spares = [](agent::CoordinatorConfig& c) {
+    c.spares = 1;
+    c.max_restarts = 3;
+  };
+  auto& coordinator = rig.coordinator("spare.0", kSecretA, 4, milliseconds(5000), 64, spares);
+  FakeNodes nodes(rig, coordinator, "spare.0", kSecretA, 4, "groups=0,1,2 counts=2,2,2 world=6");
+  nodes.drop(2);
+  for (const std::uint32_t node : {0u, 1u, 3u}) CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[node]), "STOP attempt=0");
+  nodes.say(0, rdzv::Message{"STOPPED", {}});
+  nodes.say(1, rdzv::Message{"STOPPED", {}});  // the spare ran nothing: not waited for
+  for (const std::uint32_t node : {0u, 1u, 3u}) {
+    const auto start = FakeNodes::next(rig, *nodes.peers[node]);
+    CK_CONTAINS(start, "START attempt=1 ");
+    CK_CONTAINS(start, "groups=0,1,3 counts=2,2,2 world=6");
+  }
+  // No spare left and no minimum: the run ends, naming the lost node.
+  nodes.drop(1);
+  CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[0]), "STOP attempt=1");
+  nodes.say(0, rdzv::Message{"STOPPED", {}}, 1);
+  nodes.say(3, rdzv::Message{"STOPPED", {}}, 1);
+  for (int i = 0; i < 100 && !coordinator.verdict(); ++i) rig.turn();
+  ck_assert(coordinator.verdict().has_value());
+  ck_assert_int_eq(coordinator.verdict()->exit_code, 1);
+  CK_CONTAINS(coordinator.verdict()->cause, "node 1 (n1, ?) was lost: its agent's connection ended");
+  CK_CONTAINS(coordinator.verdict()->cause, "(attempt 1); no spare node left (--ddp-spares;");
+
+  // A lost spare: nothing stops, and the run still ends well.
+  auto& quiet_loss = rig.coordinator("spare.1", kSecretA, 3, milliseconds(5000), 64, spares);
+  FakeNodes three(rig, quiet_loss, "spare.1", kSecretA, 3, "groups=0,1 counts=2,2 world=4");
+  three.drop(2);
+  CK_STR_EQ(FakeNodes::next(rig, *three.peers[0], milliseconds(300)), "<timeout>");
+  three.say(1, rdzv::Message{"FINISHED", {}});
+  CK_STR_EQ(FakeNodes::next(rig, *three.peers[1]), "BYE");
+  three.say(0, rdzv::Message{"FINISHED", {}});
+  CK_CONTAINS(FakeNodes::next(rig, *three.peers[0]), "DONE code=0");
+
+  // --ddp-min-nodes=1 without spares: one node fewer, the world halved.
+  auto& elastic = rig.coordinator("elastic.0", kSecretA, 2, milliseconds(5000), 64, [](agent::CoordinatorConfig& c) {
+    c.min_nodes = 1;
+    c.max_restarts = 1;
+  });
+  FakeNodes two(rig, elastic, "elastic.0", kSecretA, 2, "groups=0,1 counts=2,2 world=4");
+  two.drop(1);
+  CK_STR_EQ(FakeNodes::next(rig, *two.peers[0]), "STOP attempt=0");
+  two.say(0, rdzv::Message{"STOPPED", {}});
+  CK_CONTAINS(FakeNodes::next(rig, *two.peers[0]), "START attempt=1 master_addr=127.0.0.1 master_port=1 groups=0 "
+                                                   "counts=2 world=2");
 }
 END_TEST
 
@@ -838,6 +904,7 @@ Suite* agent_suite() {
        read_progress_takes_a_step_number_or_none,
        the_culprit_is_the_stalled_rank_outside_a_collective,
        a_silent_worker_is_named_as_the_hang, the_coordinator_weighs_hang_reports_against_their_consequences,
+       the_coordinator_gives_a_lost_nodes_place_to_a_spare,
        in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,
        without_a_hang_timeout_nothing_is_watched},
       30);

@@ -31,6 +31,10 @@ NodePlan sample_plan() {
   p.requeue = true;
   p.requeue_wait_ms = 45000;
   p.hang_timeout_ms = 300000;
+  p.spares = 1;  // node 2 waits
+  p.min_nodes = 1;
+  p.group_rank = 1;
+  p.groups = 2;
   for (int i = 0; i < 4; ++i)
     p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
                             std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
@@ -75,6 +79,12 @@ START_TEST(plan_missing_or_inconsistent_is_refused) {
   write_plan(sample_plan(), env);
   env.unset("DDP_PLAN_WORKER_2_GPU");  // placements for some workers only
   CK_CONTAINS(read_plan(env).error(), "places 2 of 4 workers");
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_SPARES", "2");  // 3 nodes: 2 groups and 2 spares do not add up
+  CK_CONTAINS(read_plan(env).error(), "do not fit DDP_PLAN_NNODES");
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_MIN_NODES", "3");  // more than the 2 groups
+  CK_CONTAINS(read_plan(env).error(), "MIN_NODES");
 }
 END_TEST
 

@@ -465,7 +465,7 @@ START_TEST(handshake_verifies_both_ways_and_refuses_impostors) {
   ck_assert(agent_in.feed(encode(challenge)).ok());
   const auto got_challenge = decode(*agent_in.next());
   ck_assert(got_challenge.ok());
-  ck_assert_uint_eq(*got_challenge->get_uint("version", 1, 1), 1);
+  ck_assert_uint_eq(*got_challenge->get_uint("version", 1, 9), std::uint64_t(kProtocolVersion));
   ck_assert(check_nonce(*got_challenge->get("nonce")).ok());
 
   const auto cnonce = random_hex(kNonceBytes);

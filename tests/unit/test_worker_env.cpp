@@ -9,6 +9,8 @@ NodePlan two_by_two(std::uint32_t node) {
   p.run_id = "9.0";
   p.node_rank = node;
   p.nnodes = 2;
+  p.group_rank = node;
+  p.groups = 2;
   p.nproc = 2;
   p.rank_base = node * 2;
   p.world_size = 4;
