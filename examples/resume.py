@@ -3,15 +3,22 @@ step; worker rank 3 dies once, at step 5 of attempt 0; after the agents restart
 every worker together, all of them resume from the newest snapshot.
 
     resume.py SNAPSHOT_DIR
+
+RESUME_STEPS (default 10) and RESUME_STEP_SECONDS (default 0: a pause per
+step) make a longer run; RESUME_CRASH=0 leaves out the crash (a node loss in
+tests/integration/spares.sh and min_nodes.sh is the failure there).
 """
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-STEPS = 10
+STEPS = int(os.environ.get("RESUME_STEPS", "10"))
+STEP_SECONDS = float(os.environ.get("RESUME_STEP_SECONDS", "0"))
+CRASH = os.environ.get("RESUME_CRASH", "1") == "1"
 
 
 def main() -> int:
@@ -30,7 +37,8 @@ def main() -> int:
         opt.load_state_dict(state["opt"])
         start, resumed = state["step"] + 1, str(state["step"])
     sys.stdout.write(f"attempt={restart} restart_count={restart} resumed_from={resumed} "
-                     f"port={os.environ['MASTER_PORT']} rank={rank}\n")
+                     f"port={os.environ['MASTER_PORT']} rank={rank} world={dist.get_world_size()} "
+                     f"node={os.environ.get('SLURMD_NODENAME', '?')}\n")
     sys.stdout.flush()
     gen = torch.Generator().manual_seed(rank)
     for step in range(start, STEPS):
@@ -43,7 +51,8 @@ def main() -> int:
             torch.save({"model": model.module.state_dict(), "opt": opt.state_dict(), "step": step}, snap + ".tmp")
             os.replace(snap + ".tmp", snap)
         dist.barrier()
-        if step == 5 and restart == 0 and rank == 3:
+        time.sleep(STEP_SECONDS)
+        if CRASH and step == 5 and restart == 0 and rank == 3:
             sys.stderr.write("simulated failure at step 5\n")
             sys.stderr.flush()
             # A crash, not a clean exit: sys.exit() would first tear the process

@@ -1,6 +1,10 @@
 // srun, salloc and sbatch (the local and allocator contexts), as the user.
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "ddp/parse.hpp"
 #include "ddp/rdzv_protocol.hpp"
@@ -66,6 +70,53 @@ Status check_requeue_possible() {
   return Ok{};
 }
 
+// This process's command line (srun's, sbatch's, salloc's), word by word.
+std::vector<std::string> own_words() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> words;
+  for (std::string word; std::getline(in, word, '\0');) words.push_back(word);
+  return words;
+}
+
+// The words of the #SBATCH lines of any file among `words` (the batch script,
+// wherever it sits among sbatch's options).
+std::vector<std::string> sbatch_directives(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    std::error_code ec;
+    if (words[i].empty() || words[i][0] == '-' || !std::filesystem::is_regular_file(words[i], ec)) continue;
+    std::ifstream script(words[i]);
+    std::string line;
+    for (int n = 0; n < 1000 && std::getline(script, line); ++n) {
+      if (line.rfind("#SBATCH", 0) != 0) continue;
+      std::istringstream split(line.substr(7));
+      for (std::string w; split >> w;) out.push_back(w);
+    }
+  }
+  return out;
+}
+
+// --ddp-spares/--ddp-min-nodes: the step must outlive a lost node (see
+// check_no_kill and doc/node-loss.md). srun refuses without --no-kill: its
+// command line is all there is. sbatch and salloc only warn: the job's
+// --no-kill may come from places this process does not see (a cli_filter).
+bool check_no_kill_here() {
+  const auto& request = state().request;
+  if (request.spares == 0 && !request.min_nodes) return true;
+  auto words = own_words();
+  if (spank_context() == S_CTX_LOCAL) {
+    const auto ok = check_no_kill(request, asks_no_kill(words) || std::getenv("SLURM_NO_KILL"));
+    if (!ok) error(ok.error());
+    return ok.ok();
+  }
+  const auto more = sbatch_directives(words);
+  words.insert(words.end(), more.begin(), more.end());
+  const bool no_kill = asks_no_kill(words) || std::getenv("SBATCH_NO_KILL") || std::getenv("SALLOC_NO_KILL");
+  if (const auto ok = check_no_kill(request, no_kill); !ok)
+    say("warning: the job was not submitted with --no-kill: " + ok.error());
+  return true;
+}
+
 }  // namespace
 
 int local_init_post_opt(spank_t) {
@@ -88,6 +139,7 @@ int local_init_post_opt(spank_t) {
     error(*state().args_error + " (ask the admin to fix the spank_ddp.so line in plugstack.conf)");
     return -1;
   }
+  if (state().request.active() && !check_no_kill_here()) return -1;
   if (spank_context() != S_CTX_LOCAL || !state().request.active()) return 0;
   if (state().request.requeue.value_or(false))
     if (auto ok = check_requeue_possible(); !ok) {

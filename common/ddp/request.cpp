@@ -101,6 +101,25 @@ Status check_no_container_plugin(const std::string& container, bool task_shape) 
               container + " ...");
 }
 
+bool asks_no_kill(const std::vector<std::string>& words) {
+  for (const auto& w : words) {
+    if (w == "--no-kill" || w.rfind("--no-kill=", 0) == 0) return true;
+    if (w.size() < 2 || w[0] != '-' || w[1] == '-') continue;
+    // srun's short options that take no argument, then k: "-k", "-lk", "-vvk".
+    const auto end = w.find_first_not_of("EhHjlOQsuvVX", 1);
+    if (end != std::string::npos && w[end] == 'k') return true;
+  }
+  return false;
+}
+
+Status check_no_kill(const DdpRequest& request, bool no_kill) {
+  if (!request.active() || no_kill || (request.spares == 0 && !request.min_nodes)) return Ok{};
+  return fail(std::string(request.spares ? "--ddp-spares" : "--ddp-min-nodes") +
+              " needs a step that outlives a lost node: add --no-kill (-k) to srun, and submit the job with "
+              "--no-kill (sbatch/salloc); otherwise Slurm kills the whole step when it declares the lost node "
+              "DOWN (SlurmdTimeout after the loss), the training that went on meanwhile with it");
+}
+
 }  // namespace ddp
 
 namespace ddp {

@@ -124,4 +124,16 @@ Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_ran
 // by Slurm inside the container. `container` names the request as the user
 // gave it ("--container-image=nvcr.io/nvidia/pytorch:24.05"), empty if none.
 Status check_no_container_plugin(const std::string& container, bool task_shape);
+
+// --no-kill (-k) among the words of a Slurm command line (srun's, sbatch's, or
+// an #SBATCH line's): "-k", "--no-kill", "--no-kill=...", or a cluster of
+// srun's flag letters ending in k ("-lk"). Any word counts, the program's
+// own included: a false "yes" only spares a message.
+bool asks_no_kill(const std::vector<std::string>& words);
+
+// --ddp-spares and --ddp-min-nodes need a step that outlives a lost node:
+// srun --no-kill (`no_kill`: asks_no_kill on srun's words, or SLURM_NO_KILL
+// set). Without it Slurm kills the whole step once it declares the lost node
+// DOWN, with the training that resumed meanwhile.
+Status check_no_kill(const DdpRequest& request, bool no_kill);
 }  // namespace ddp

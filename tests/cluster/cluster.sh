@@ -5,6 +5,7 @@
 #   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I] [--ib]
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
 #                     [--cli-filter FILE] [--task-prolog FILE] [--configless]
+#                     [--slurmd-timeout SECONDS]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
@@ -55,6 +56,7 @@ cli_filter=
 task_prolog=
 configless=0
 ib=0
+slurmd_timeout=30
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
@@ -75,6 +77,7 @@ while (($#)); do
     --task-prolog) task_prolog=$2; shift 2 ;;
     --ib) ib=1; shift ;;
     --configless) configless=1; shift ;;
+    --slurmd-timeout) slurmd_timeout=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
   esac
@@ -83,6 +86,8 @@ done
 [[ $name =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "--name '$name': use 1-8 lowercase letters/digits, starting with a letter (it becomes part of interface names, which Linux caps at 15 characters)"
 [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 64)) || die "--nodes '$nodes': use 1..64"
 [[ $gpus =~ ^[0-9]+$ ]] && ((gpus <= 16)) || die "--gpus '$gpus': use 0..16"
+[[ $slurmd_timeout =~ ^[0-9]+$ ]] && ((slurmd_timeout >= 6 && slurmd_timeout <= 600)) ||
+  die "--slurmd-timeout '$slurmd_timeout': use 6..600 seconds"
 if [[ -z $index ]]; then
   # A stable index per name keeps subnets and ports of different clusters apart.
   index=$(( $(printf '%s' "$name" | cksum | cut -d' ' -f1) % 200 + 20 ))
@@ -150,7 +155,7 @@ SelectTypeParameters=CR_Core
 # The nodes declare more CPUs than this machine has; trust the config.
 SlurmdParameters=config_overrides
 ReturnToService=2
-SlurmdTimeout=30
+SlurmdTimeout=$slurmd_timeout
 MessageTimeout=10
 KillWait=5
 InactiveLimit=0

@@ -235,6 +235,41 @@ START_TEST(container_plugin_refused_in_the_agent_shape_only) {
 }
 END_TEST
 
+START_TEST(spares_and_min_nodes_options_and_no_kill) {
+  DdpRequest r;
+  r.enabled = true;
+  ck_assert(apply_option(r, "ddp-spares", "2").ok());
+  ck_assert_int_eq(r.spares, 2);
+  ck_assert(apply_option(r, "ddp-min-nodes", "1").ok());
+  ck_assert_int_eq(*r.min_nodes, 1);
+  CK_CONTAINS(apply_option(r, "ddp-min-nodes", "0").error(), "--ddp-min-nodes");
+  CK_CONTAINS(apply_option(r, "ddp-spares", "two").error(), "--ddp-spares");
+  DdpRequest from_env;
+  from_env.enabled = true;
+  ck_assert(apply_environment(from_env, [](const char* name) -> std::optional<std::string> {
+              if (std::string(name) == "DDP_SPARES") return std::string("1");
+              if (std::string(name) == "DDP_MIN_NODES") return std::string("3");
+              return std::nullopt;
+            }).ok());
+  ck_assert_int_eq(from_env.spares, 1);
+  ck_assert_int_eq(*from_env.min_nodes, 3);
+  // srun's own --no-kill, in the forms Slurm takes.
+  using W = std::vector<std::string>;
+  ck_assert(asks_no_kill(W{"srun", "-N3", "-k", "python", "t.py"}));
+  ck_assert(asks_no_kill(W{"srun", "--no-kill", "t"}));
+  ck_assert(asks_no_kill(W{"srun", "--no-kill=on", "t"}));
+  ck_assert(asks_no_kill(W{"srun", "-lk", "t"}));
+  ck_assert(!asks_no_kill(W{"srun", "-N3", "--ddp-spares=1", "python", "t.py"}));
+  ck_assert(!asks_no_kill(W{"srun", "-pk80", "t"}));  // -p takes an argument: partition "k80"
+  ck_assert(!asks_no_kill(W{"srun", "--kill-on-bad-exit", "t"}));
+  ck_assert(check_no_kill(r, true).ok());
+  CK_CONTAINS(check_no_kill(r, false).error(), "--ddp-spares needs a step that outlives a lost node: add --no-kill");
+  DdpRequest plain;
+  plain.enabled = true;
+  ck_assert(check_no_kill(plain, false).ok());
+}
+END_TEST
+
 Suite* request_suite() {
   return make_suite("request", {ddp_flag_enables_auto_mode, sbatch_exported_flag_arrives_as_null_string,
                                 modes_parse_and_bad_mode_names_the_choices, counts_imply_ddp_and_are_range_checked,
@@ -243,5 +278,5 @@ Suite* request_suite() {
                                 environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
                                 environment_off_and_bad_values, launchers_inside_agent_mode_are_refused,
                                 container_plugin_refused_in_the_agent_shape_only, requeue_flag_and_its_variable,
-                                hang_timeout_option_and_its_variable});
+                                hang_timeout_option_and_its_variable, spares_and_min_nodes_options_and_no_kill});
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# An elastic minimum (--ddp-min-nodes) without spares, on real daemons: a
+# 2-node PyTorch run (examples/resume.py) loses node 1's network; it goes on
+# from the newest snapshot on node 0 alone, WORLD_SIZE halved, every worker
+# told the new size and the restart count. A minimum above the nodes that run
+# workers is refused before anything starts.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+lost=$CLUSTER_NAME-n1
+veth=sddp${CLUSTER_NAME}1
+slurm_version=$(srun --version | awk '{print $2}')
+node_fail_rc=1  # see spares.sh: srun marks a step that lost a node from Slurm 23.02 on
+[[ $slurm_version == 22.05.* ]] && node_fail_rc=0
+bring_back() {
+  ip link set "$veth" up 2>/dev/null || true
+  local deadline=$((SECONDS + 60))
+  until [[ $(sinfo -h -n "$lost" -o %t) == idle ]]; do
+    ((SECONDS < deadline)) || { diagnose; fail "$lost did not come back within 60 s"; }
+    sleep 0.5
+  done
+}
+finish() { bring_back || true; cleanup_work; }
+trap finish EXIT
+
+run srun -N3 -k --ddp=cpu --ddp-spares=1 --ddp-min-nodes=3 true
+expect_failure "a minimum above the nodes that run workers"
+expect_in "$ERR" "--ddp-min-nodes=3 is more than the 2 node(s) that run workers (3 in the step, 1 of them spares)" \
+  "the limit is explained"
+run srun -N2 --ddp=cpu --ddp-min-nodes=1 true
+expect_failure "--ddp-min-nodes without --no-kill"
+expect_in "$ERR" "--ddp-min-nodes needs a step that outlives a lost node: add --no-kill (-k)" "the fix is named"
+
+export RESUME_STEPS=40 RESUME_STEP_SECONDS=0.25 RESUME_CRASH=0
+mkdir -p "$WORK/pt"
+bg_srun shrink -N2 -k --ddp=cpu --ddp-procs=2 --ddp-min-nodes=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
+wait_lines "$WORK/shrink.out" "attempt=0 restart_count=0" 4 90
+sleep 2
+ip link set "$veth" down
+wait_exit "$BG_PID" 120
+OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/shrink.out") ERR=$(cat "$WORK/shrink.err")
+expect_rc "$node_fail_rc" "srun after the loss (Slurm $slurm_version)"
+expect_in "$ERR" "no spare node left: going on with 1 node(s), 2 worker(s) (--ddp-min-nodes=1)" "the shrink is said"
+expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=2 ' <<<"$OUT")" "2" \
+  "two workers restarted with WORLD_SIZE 2, from the snapshot"
+expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n0")" "2" "both on node 0"
+expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "2" "both finished"
+bring_back
+pass "--ddp-min-nodes: the step went on with one node fewer, WORLD_SIZE halved (Slurm $slurm_version)"

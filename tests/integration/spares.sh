@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Spare nodes (--ddp-spares) on real daemons (a 3-node cluster with
+# SlurmdTimeout=10): one node of a 3-node step waits; when a training node
+# is lost, the spare takes its place and every worker resumes from the newest
+# snapshot, with the same ranks and world size.
+#   1. ddp-train, node 1's network cut after epoch 3: the run resumes on nodes
+#      0 and 2 and ends with exactly the parameters of an uninterrupted run.
+#   2. PyTorch (examples/resume.py, the seeds' snapshot pattern), node 1
+#      crashed (SIGKILL to every process on it: slurmd, slurmstepd, agent,
+#      workers): the same, ranks 2 and 3 now on node 2.
+# srun returns once slurmctld declares the lost node DOWN (SlurmdTimeout); its
+# exit code is 0 on Slurm 22.05, and 1 from 23.02 on, which marks any step
+# that lost a node (src/api/step_launch.c); the run's verdict is the agents'.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+train=${1:?path to ddp-train}
+args=(--model mlp --data /usr/share/datasets/fashion-mnist --limit-train 16384 --limit-test 1000 --batch-size 64
+  --epochs 12)
+lost=$CLUSTER_NAME-n1
+veth=sddp${CLUSTER_NAME}1
+slurm_version=$(srun --version | awk '{print $2}')
+node_fail_rc=1
+[[ $slurm_version == 22.05.* ]] && node_fail_rc=0
+
+# Node 1 answering Slurm again: its link up, its slurmd running (ReturnToService=2).
+bring_back() {
+  ip link set "$veth" up 2>/dev/null || true
+  if ! ip netns pids "sddp-$CLUSTER_NAME-n1" 2>/dev/null | xargs -r ps -o comm= -p 2>/dev/null | grep -qx slurmd; then
+    "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" 1 slurmd -N "$lost" -f "$SLURM_CONF"
+  fi
+  local deadline=$((SECONDS + 60))
+  until [[ $(sinfo -h -n "$lost" -o %t) == idle ]]; do
+    ((SECONDS < deadline)) || { diagnose; fail "$lost did not come back within 60 s"; }
+    sleep 0.5
+  done
+}
+finish() { bring_back || true; cleanup_work; }
+trap finish EXIT
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+# wait_then_stamp FILE PATTERN SECONDS: the time the pattern first showed up.
+wait_then_stamp() { wait_lines "$1" "$2" 1 "$3"; now; }
+
+# The options are checked before anything runs.
+run srun -N3 --ddp=cpu --ddp-spares=1 true
+expect_failure "--ddp-spares without --no-kill"
+expect_in "$ERR" "--ddp-spares needs a step that outlives a lost node: add --no-kill (-k) to srun" "the fix is named"
+run srun -N3 -k --ddp=cpu --ddp-spares=3 true
+expect_failure "as many spares as nodes"
+expect_in "$ERR" "--ddp-spares=3 leaves no node for the workers of this 3-node step; use at most 2" "says how many"
+run srun -N3 -k --ntasks-per-node=2 --ddp=cpu --ddp-spares=1 true
+expect_failure "spares in the task shape"
+expect_in "$ERR" "--ddp-spares needs one task per node" "the task shape is refused"
+
+# 1. ddp-train: the uninterrupted run on 2 nodes, then 3 nodes with a spare and a cut.
+run srun -N2 --ddp=cpu --ddp-procs=2 "$train" "${args[@]}" --dump-params "$WORK/clean"
+expect_rc 0 "uninterrupted run"
+bg_srun cut -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 --ddp-verbose "$train" "${args[@]}" \
+  --snapshot-dir "$WORK/snaps" --dump-params "$WORK/resumed"
+wait_lines "$WORK/cut.out" "epoch 3/12" 1 90
+cut_at=$(now)
+ip link set "$veth" down
+resumed_at=$(wait_then_stamp "$WORK/cut.out" "resuming from $WORK/snaps/snapshot-" 60)
+wait_exit "$BG_PID" 120
+done_at=$(now)
+OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/cut.out") ERR=$(cat "$WORK/cut.err")
+expect_rc "$node_fail_rc" "srun after a node loss that the spare covered (Slurm $slurm_version)"
+expect_in "$ERR" "node 1 ($(hostname), " "the lost node is named"
+expect_in "$ERR" "was lost: no heartbeat for 5 s (node down or network cut?) (attempt 0); spare node 2 " \
+  "the cause names the loss, the attempt and the spare"
+expect_in "$ERR" "takes over group 1 (2 worker(s)) from node 1" "the spare takes node 1's group"
+expect_in "$ERR" "restarting every worker on every node (attempt 2 of 2)" "one restart"
+expect_in "$ERR" "attempt 1: 2 node(s), 4 worker(s)" "the verbose plan again, same world"
+expect_in "$ERR" "node 2 ($(hostname), $(node_addr "$CLUSTER_NAME-n2")): group 1, ranks 2-3" "ranks 2-3 on the spare"
+expect_in "$ERR" "node 1 ($(hostname), $(node_addr "$lost")): lost, not used again" "node 1 is out"
+expect_in "$ERR" "the run went on after: node 1" "node 0 says the run survived"
+expect_in "$ERR" "Node failure on $lost" "srun heard of the failure from Slurm"
+expect_in "$OUT" "done: 12 epochs on 4 rank(s)" "the training finished"
+cmp -s "$WORK/clean" "$WORK/resumed" || fail "the run with a spare ended with other parameters than the uninterrupted one"
+cut_resume=$(since "$cut_at" "$resumed_at") cut_srun=$(since "$cut_at" "$done_at")
+bring_back
+
+# 2. PyTorch, node 1 crashed outright.
+export RESUME_STEPS=40 RESUME_STEP_SECONDS=0.25 RESUME_CRASH=0
+mkdir -p "$WORK/pt"
+bg_srun crash -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
+wait_lines "$WORK/crash.out" "attempt=0 restart_count=0" 4 90
+sleep 2
+crash_at=$(now)
+for pid in $(ip netns pids "sddp-$CLUSTER_NAME-n1"); do kill -KILL "$pid" 2>/dev/null || true; done
+again_at=$(wait_then_stamp "$WORK/crash.out" "attempt=1 restart_count=1" 60)
+wait_exit "$BG_PID" 120
+OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/crash.out") ERR=$(cat "$WORK/crash.err")
+expect_rc "$node_fail_rc" "srun after node 1 crashed (Slurm $slurm_version)"
+expect_in "$ERR" "was lost: its agent's connection ended" "the crash is noticed at once"
+expect_in "$ERR" "spare node 2 ($(hostname), " "the spare takes over"
+expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=4 ' <<<"$OUT")" "4" \
+  "every worker restarted once, resumed from the snapshot, world size unchanged"
+expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n2")" "2" "two ranks on the spare"
+expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$lost")" "0" "none on the lost node"
+expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
+crash_resume=$(since "$crash_at" "$again_at")
+bring_back
+pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s (Slurm $slurm_version)"
