@@ -28,6 +28,7 @@
 #include "event_loop.hpp"
 #include "hang_watch.hpp"
 #include "rdzv_client.hpp"
+#include "command.hpp"
 #include "requeue.hpp"
 #include "worker_group.hpp"
 
@@ -157,6 +158,8 @@ class Agent {
   void on_warning(int sig);
   void tick_requeue();
   void tick_hang_watch();
+  void start_health_check(std::uint32_t rank, const std::string& what);
+  void tick_health_check();
   std::vector<std::optional<Progress>> last_progress() const;
   void begin_hang(Hang hang);
   void tell_if_untouched();
@@ -194,6 +197,11 @@ class Agent {
   std::optional<Stopping> stopping_;
   std::optional<Requeueing> requeue_;
   std::optional<HangReport> hang_;
+  // The site's HealthCheck, run after this node's first worker failure of an
+  // attempt; STOPPED waits for its verdict ("" = healthy, or what it said).
+  Command health_check_;
+  std::optional<std::string> health_verdict_;
+  bool stopped_awaits_health_ = false;
   std::vector<std::optional<WorkerExit>> exits_;  // this attempt's, by local rank
   WallClock::time_point attempt_started_;
   Clock::time_point next_hang_check_;
@@ -396,7 +404,43 @@ void Agent::report_failure(std::uint32_t local, int code, const std::string& wha
   report.error_file = std::filesystem::exists(file) ? file : "";
   client_->report_failure(report);
   exit_code_ = code;
+  start_health_check(report.rank, what);
   stop_workers([this] { report_stopped(); });
+}
+
+// HealthCheck= (ddp.conf): is the node itself at fault? Run while the workers
+// stop, as the job's user, with the failure in DDP_HEALTH_FAILED_RANK and
+// DDP_HEALTH_FAILURE; exit 0: healthy. Its verdict goes with STOPPED.
+void Agent::start_health_check(std::uint32_t rank, const std::string& what) {
+  health_verdict_.reset();
+  if (plan_.health_check.empty() || health_check_.running()) return;
+  Environment env = Environment::from_envp(environ);
+  env.unset_prefix(kPlanPrefix);
+  env.unset("SLURM_DDP_SECRET");
+  env.set("DDP_HEALTH_FAILED_RANK", std::to_string(rank));
+  env.set("DDP_HEALTH_FAILURE", what);
+  if (auto ok = health_check_.start({plan_.health_check}, std::chrono::milliseconds(plan_.health_check_timeout_ms),
+                                    "(HealthCheck= in the site config)", &env);
+      !ok)
+    health_verdict_ = "its HealthCheck " + plan_.health_check + " could not be started: " + ok.error();
+}
+
+void Agent::tick_health_check() {
+  const auto outcome = health_check_.poll();
+  if (!outcome) return;
+  std::string said = outcome->said;
+  if (const auto nl = said.rfind('\n'); nl != std::string::npos) said = said.substr(nl + 1);  // its last line
+  if (outcome->ok) {
+    health_verdict_ = "";
+  } else {
+    health_verdict_ = "its HealthCheck " + plan_.health_check + " " +
+                      (outcome->timed_out ? "did not finish within " +
+                                                seconds_text(std::chrono::milliseconds(plan_.health_check_timeout_ms))
+                                          : "failed") +
+                      (said.empty() ? "" : ": " + said);
+    spdlog::error("node {} ({}) is unhealthy: {}", plan_.node_rank, host_, *health_verdict_);
+  }
+  if (stopped_awaits_health_) report_stopped();
 }
 
 void Agent::on_worker_exits() {
@@ -431,7 +475,10 @@ void Agent::on_stop(std::uint32_t attempt) {
 }
 
 void Agent::report_stopped() {
-  client_->report_stopped(attempt_);
+  stopped_awaits_health_ = health_check_.running();
+  if (stopped_awaits_health_) return;  // tick_health_check() calls again
+  client_->report_stopped(attempt_, health_verdict_.value_or(""));
+  health_verdict_.reset();
   state_ = State::WaitOrders;
 }
 
@@ -704,6 +751,7 @@ int Agent::run() {
     tick_stopping();
     tick_requeue();
     tick_hang_watch();
+    tick_health_check();
     if (state_ != State::Done) continue;
     if (!coordinator_ || stop_signal_ || lost_) break;
     // Requeueing: wait for scontrol, then for Slurm's SIGTERM (the job is

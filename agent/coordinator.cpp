@@ -243,6 +243,8 @@ void Coordinator::on_message(std::uint64_t id, const rdzv::Message& m) {
       n.stopped_attempt = attempt_;
     else
       n.finished = true;
+    if (const auto why = m.get("unhealthy"); why && !why->empty() && m.verb == "STOPPED")
+      return node_lost(node, *why, true);
     if (phase_ == Phase::Stopping) return check_stopped();
     if (phase_ == Phase::Running && m.verb == "FINISHED") {
       for (std::uint32_t other = 0; other < nodes_.size(); ++other)
@@ -486,17 +488,27 @@ void Coordinator::decide_hang() {
 // goes to a spare, or its group is dropped (--ddp-min-nodes), and every worker
 // restarts; a lost spare only costs a spare (roster.hpp). The node is never
 // used again: its connection is closed and a new one from it refused.
-void Coordinator::node_lost(std::uint32_t node, const std::string& why) {
+void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unhealthy) {
   Node& n = nodes_[node];
   if (n.lost) return;
   n.lost = true;
-  const std::string cause = "node " + node_name(node) + " was lost: " + why;
+  const std::string cause =
+      "node " + node_name(node) + (unhealthy ? " is unhealthy, taken out of the step: " : " was lost: ") + why;
   if (phase_ == Phase::Gathering) return finish(1, "rendezvous failed: " + cause, "ABORT");
   if (const auto it = peers_.find(n.peer); it != peers_.end() && it->second.node == node) {
+    // An unhealthy node's agent still listens: BYE lets it end well (its
+    // workers are stopped); a lost one's connection is closed.
+    if (unhealthy && node != 0) it->second.conn->send(rdzv::Message{"BYE", {}});
     it->second.closing = true;
-    close_peer(n.peer, "node lost");
+    if (!unhealthy) close_peer(n.peer, "node lost");
   }
   if (phase_ == Phase::Done) return;
+  if (node == 0) {  // its agent hosts this coordinator, and MASTER_ADDR is its address
+    can_go_on_ = false;
+    cause_ = cause + "; node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)" +
+             (cause_.empty() ? "" : "\n  (the failure that ran its check: " + cause_.substr(0, cause_.find('\n')) + ")");
+    return check_stopped();
+  }
   const auto change = lose_node(*roster_, node, config_.min_nodes, [this](std::uint32_t i) { return node_name(i); });
   if (change.kind == RosterChange::Kind::Unused) {
     spdlog::warn("rendezvous: {}", change.text);  // a spare: no worker was there
@@ -510,7 +522,9 @@ void Coordinator::node_lost(std::uint32_t node, const std::string& why) {
   // Stopping already: the workers that failed first most likely failed
   // because of this loss (a peer gone mid-collective); the loss is the cause.
   const auto first_line = cause_.substr(0, cause_.find('\n'));
-  cause_ = what + (first_line.empty() ? "" : "\n  (before the loss was noticed: " + first_line + ")");
+  cause_ = what + (first_line.empty() ? ""
+                   : unhealthy   ? "\n  (the failure that ran its check: " + first_line + ")"
+                                 : "\n  (before the loss was noticed: " + first_line + ")");
   cause_code_ = 1;
   check_stopped();
 }

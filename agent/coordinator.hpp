@@ -147,7 +147,8 @@ class Coordinator {
                  int code);
   void decide_hang();
   void handle_hanging(std::uint32_t node, const rdzv::Message& m);
-  void node_lost(std::uint32_t node, const std::string& why);
+  // `unhealthy`: its agent reported a failed HealthCheck (it still listens).
+  void node_lost(std::uint32_t node, const std::string& why, bool unhealthy = false);
   void all_joined();
   void print_summary() const;
   bool runs_workers(std::uint32_t node) const;  // in this attempt

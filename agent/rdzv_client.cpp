@@ -251,9 +251,11 @@ void RdzvClient::report_hanging(std::uint32_t attempt) {
   send(m.set("attempt", attempt));
 }
 
-void RdzvClient::report_stopped(std::uint32_t attempt) {
+void RdzvClient::report_stopped(std::uint32_t attempt, const std::string& unhealthy) {
   rdzv::Message m{"STOPPED", {}};
-  send(m.set("attempt", attempt));
+  m.set("attempt", attempt);
+  if (!unhealthy.empty()) m.set("unhealthy", unhealthy.substr(0, 2048));
+  send(m);
 }
 
 void RdzvClient::report_finished(std::uint32_t attempt) {

@@ -77,7 +77,9 @@ class RdzvClient {
   void report_failure(const FailureReport& report);
   // The hang watch fired here; the report (a FAIL) follows with the stacks.
   void report_hanging(std::uint32_t attempt);
-  void report_stopped(std::uint32_t attempt);
+  // `unhealthy`: the site's health check failed here after a worker failure,
+  // and what it said; the coordinator then takes this node out of the step.
+  void report_stopped(std::uint32_t attempt, const std::string& unhealthy = "");
   void report_finished(std::uint32_t attempt);
 
  private:

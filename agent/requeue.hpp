@@ -5,36 +5,27 @@
 // ddp-agent serves every Slurm release (and the GPU kit, which has no Slurm).
 #pragma once
 
-#include <sys/types.h>
-
-#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "command.hpp"
 #include "ddp/result.hpp"
 
 namespace ddp::agent {
 
 class Requeue {
  public:
-  Requeue() = default;
-  Requeue(const Requeue&) = delete;
-  Requeue& operator=(const Requeue&) = delete;
-  ~Requeue();  // a scontrol still running is killed
-
   // Starts `scontrol requeue job_id` (scontrol from PATH, or `scontrol` set).
   Status start(std::uint32_t job_id, const std::string& scontrol = "scontrol");
-  bool running() const { return pid_ > 0; }
+  bool running() const { return scontrol_.running(); }
   // nullopt while scontrol runs; then Ok, or the failure with what scontrol
-  // said. Kills a scontrol that takes longer than 30 s.
+  // said. Kills a scontrol that takes longer than 30 s (and one still
+  // running when the Requeue goes).
   std::optional<Status> poll();
 
  private:
-  pid_t pid_ = -1;
-  int out_ = -1;  // scontrol's stdout and stderr
-  std::string said_;
-  std::chrono::steady_clock::time_point deadline_;
+  Command scontrol_;
   std::uint32_t job_id_ = 0;
 };
 

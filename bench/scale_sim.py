@@ -27,6 +27,13 @@ one worker per node; node 0's agent hosts the coordinator on a free port of
   missing     (not in the default --modes) node N-1 is never started; time until every
               other agent has given up at the rendezvous timeout (--missing-rdzv-timeout,
               5 s), and node 0 must name the missing node as the root cause.
+  spare       (not in the default --modes) --ddp-spares=1: node N-1 is a spare, nodes
+              0..N-2 run a worker (`sleep 300` in attempt 0); once all run, node N-2
+              crashes (its agent and worker SIGKILLed: its connection ends). Time until
+              every worker of attempt 1 has started (the spare in node N-2's place; each
+              exits at once), and until every other agent has exited 0.
+  sparecut    the same, but node N-2's agent and worker are SIGSTOPped (a cut or hung
+              node, noticed by the heartbeat timeout, --heartbeat-timeout).
 
 --agent-nofile 1024 gives the agents the soft open-file limit a job step usually
 inherits (node 0 holds one socket per node); by default they get this script's,
@@ -70,7 +77,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DEFAULT_NS = [8, 16, 32, 64, 128, 256, 512, 1024]
-MODES = ("rendezvous", "late0", "failure", "cutoff", "missing")
+MODES = ("rendezvous", "late0", "failure", "cutoff", "missing", "spare", "sparecut")
+SPARE_MODES = ("spare", "sparecut")
 DEFAULT_MODES = ("rendezvous", "late0", "failure", "cutoff")
 
 LIVE = []  # Popen objects of agents not yet reaped (cleanup kills them)
@@ -191,10 +199,10 @@ class Sim:
         rdzv_port, master_port = free_port(), free_port()
         while master_port == rdzv_port:
             master_port = free_port()
-        hb_ms = 5000 if self.mode != "cutoff" else int(self.a.heartbeat_timeout * 1000)
+        hb_ms = 5000 if self.mode not in ("cutoff", "sparecut") else int(self.a.heartbeat_timeout * 1000)
         self.hb_ms = hb_ms
         plan = {
-            "VERSION": "4", "SPARES": "0", "MIN_NODES": "0", "GROUPS": str(self.n), "REQUEUE": "0", "REQUEUE_WAIT_MS": "60000", "HANG_TIMEOUT_MS": "0", "RUN_ID": f"{os.getpid()}.{self.mode}{self.n}", "MODE": "cpu",
+            "VERSION": "4", "SPARES": "0", "MIN_NODES": "0", "GROUPS": str(self.n), "HEALTH_CHECK": "", "HEALTH_CHECK_TIMEOUT_MS": "60000", "REQUEUE": "0", "REQUEUE_WAIT_MS": "60000", "HANG_TIMEOUT_MS": "0", "RUN_ID": f"{os.getpid()}.{self.mode}{self.n}", "MODE": "cpu",
             "NNODES": str(self.n), "NPROC": "1", "WORLD_SIZE": str(self.n),
             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port), "MASTER_PORT_FIXED": "1",
             "MAX_RESTARTS": "0", "STOP_GRACE_MS": "5000", "EXPORT_IB_HCA": "0",
@@ -205,13 +213,16 @@ class Sim:
             # default 5 s; the cut-off runs shorten it with --heartbeat-timeout (below)
             "HEARTBEAT_TIMEOUT_MS": "5000",
         }
+        if self.mode in SPARE_MODES:  # node N-1 waits (the plugin's plan for --ddp-spares=1)
+            plan.update(SPARES="1", GROUPS=str(self.n - 1), WORLD_SIZE=str(self.n - 1), MAX_RESTARTS="1")
         envs = []
         for node in range(self.n):
             env = dict(base)
             for k, v in plan.items():
                 env["DDP_PLAN_" + k] = v
             env["DDP_PLAN_NODE_RANK"] = str(node)
-            env["DDP_PLAN_RANK_BASE"] = str(node)
+            spare = self.mode in SPARE_MODES and node == self.n - 1
+            env["DDP_PLAN_RANK_BASE"] = "0" if spare else str(node)
             env["DDP_PLAN_GROUP_RANK"] = str(node)
             env["DDP_PLAN_VERBOSE"] = "1" if node == 0 and self.a.verbose0 else "0"
             envs.append(env)
@@ -221,8 +232,11 @@ class Sim:
         worker = 'echo $$ >"$SCALE_SIM_DIR/w.$RANK"'
         if self.mode in ("failure", "cutoff"):
             worker += "; exec sleep 300"
+        if self.mode in SPARE_MODES:  # attempt 1 (after the swap): note the start, end at once
+            worker = ('if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ]; then ' + worker + '; exec sleep 300; '
+                      'else echo $$ >"$SCALE_SIM_DIR/r.$RANK"; fi')
         args = [self.a.agent, "--plan-from-env"]
-        if self.mode == "cutoff":
+        if self.mode in ("cutoff", "sparecut"):
             args += ["--heartbeat-timeout", f"{self.a.heartbeat_timeout:g}"]
         return args + ["--", "/bin/sh", "-c", worker]
 
@@ -409,6 +423,8 @@ class Sim:
             if len(starts) != self.n:
                 raise RunFailed(f"only {len(starts)} of {self.n} workers started")
             result.update(node0_exit_s=self.exit_t[0] - t0, total_s=max(self.exit_t.values()) - t0)
+        elif self.mode in SPARE_MODES:
+            self.measure_spare(poller, t0, wall0, setup_deadline)
         else:
             # Phase 1: every worker running.
             while self.workers_started() < self.n or (self.a.verbose0 and "joined" not in self.marks):
@@ -470,6 +486,49 @@ class Sim:
         result["refused_pending"] = text.count("rendezvous: shed ") + summed("shed")
         result["handshake_timeouts"] = text.count("no authentication within") + summed("timed out")
         return result
+
+    def measure_spare(self, poller, t0, wall0, setup_deadline):
+        """--ddp-spares=1: node N-2 crashes or stops; the spare (N-1) takes its place."""
+        result, groups = self.result, self.n - 1
+        while self.workers_started() < groups:
+            now = self.pump(poller, 0.02)
+            if len(self.pidfds) < self.n:
+                raise RunFailed(f"{self.n - len(self.pidfds)} agents exited before every worker ran: "
+                                f"{self.describe_rcs(self.rc)}")
+            if now > setup_deadline:
+                raise RunFailed(f"only {self.workers_started()} of {groups} workers started "
+                                f"after {now - t0:.0f} s", timeout=True)
+        result["workers_started_s"] = max(self.worker_starts(wall0))
+        victim = self.n - 2
+        wpid = self.worker_pid(victim)
+        self.pump(poller, 0.2)
+        others = [node for node in range(self.n) if node != victim]
+        t_fault, wall_fault = time.monotonic(), time.time()
+        sig = signal.SIGKILL if self.mode == "spare" else signal.SIGSTOP
+        os.kill(self.procs[victim].pid, sig)
+        os.kill(wpid, sig)
+        deadline = t_fault + self.hb_ms / 1000 + 30
+        while any(node not in self.exit_t for node in others):
+            now = self.pump(poller, 0.5)
+            if now > deadline:
+                left = [node for node in others if node not in self.exit_t]
+                raise RunFailed(f"{len(left)} agents still running {now - t_fault:.0f} s after the fault",
+                                timeout=True)
+        self.drain(poller)
+        result["exit_codes"] = self.rc_histogram()
+        bad = {node: rc for node, rc in self.rc.items() if node != victim and rc != 0}
+        if bad:
+            raise RunFailed(f"{len(bad)} agents failed: {self.describe_rcs(bad)}; "
+                            f"root cause {self.root_cause_line()!r}")
+        text = self.node0_err.decode(errors="replace")
+        if f"spare node {self.n - 1} " not in text or f"takes over group {victim} " not in text:
+            raise RunFailed(f"node 0 did not say that spare node {self.n - 1} took over group {victim}")
+        again = [os.stat(os.path.join(self.dir, name)).st_mtime_ns / 1e9 - wall_fault
+                 for name in os.listdir(self.dir) if name.startswith("r.")]
+        if len(again) != groups:
+            raise RunFailed(f"{len(again)} of {groups} workers started again")
+        exits = [self.exit_t[node] - t_fault for node in others]
+        result.update(first_again_s=min(again), running_again_s=max(again), all_exited_s=max(exits))
 
     def teardown(self):
         procs = [p for p in self.procs if p is not None]
@@ -577,6 +636,8 @@ METRICS = {
     "failure": ["workers_started_s", "first_exit_s", "node0_exit_s", "all_exited_s", "node0_cpu_wait_s"],
     "cutoff": ["workers_started_s", "first_exit_s", "node0_exit_s", "all_exited_s", "node0_cpu_wait_s"],
     "missing": ["spawn_s", "first_exit_s", "node0_exit_s", "all_exited_s"],
+    "spare": ["workers_started_s", "first_again_s", "running_again_s", "all_exited_s"],
+    "sparecut": ["workers_started_s", "first_again_s", "running_again_s", "all_exited_s"],
 }
 
 
@@ -626,6 +687,16 @@ def markdown(result):
                     ["N", "first agent exited", "node 0 exited", "all agents exited", "ok"],
                     lambda s: [fmt(s.get("first_exit_s")), fmt(s.get("node0_exit_s")),
                                fmt(s.get("all_exited_s")), None]),
+        "spare": ("Spare (--ddp-spares=1; node N-2's agent and worker SIGKILLed, node N-1 takes its place; "
+                  "seconds from the kill)",
+                  ["N", "first worker again", "all N-1 workers again", "all other agents exited", "ok"],
+                  lambda s: [fmt(s.get("first_again_s")), fmt(s.get("running_again_s")),
+                             fmt(s.get("all_exited_s")), None]),
+        "sparecut": (f"Spare after a cut-off (--ddp-spares=1; node N-2's agent and worker SIGSTOPped; "
+                     f"--heartbeat-timeout {r['settings']['heartbeat_timeout_s']:g} s; seconds from the stop)",
+                     ["N", "first worker again", "all N-1 workers again", "all other agents exited", "ok"],
+                     lambda s: [fmt(s.get("first_again_s")), fmt(s.get("running_again_s")),
+                                fmt(s.get("all_exited_s")), None]),
     }
     for mode in MODES:
         entries = r["results"].get(mode)

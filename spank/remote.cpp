@@ -120,6 +120,8 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.groups = groups;
   plan.min_nodes = st.request.min_nodes.value_or(0);
   plan.group_rank = plan.node_rank;
+  plan.health_check = st.settings.health_check;
+  plan.health_check_timeout_ms = std::uint32_t(st.settings.health_check_timeout.count());
   // A lost node taken over by a spare, or dropped, restarts every worker and
   // counts against --ddp-restarts; left at 0, it allows one restart per node
   // that may be lost.

@@ -67,6 +67,8 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("MIN_NODES"), std::to_string(plan.min_nodes));
   env.set(key("GROUP_RANK"), std::to_string(plan.group_rank));
   env.set(key("GROUPS"), std::to_string(plan.groups));
+  env.set(key("HEALTH_CHECK"), plan.health_check);
+  env.set(key("HEALTH_CHECK_TIMEOUT_MS"), std::to_string(plan.health_check_timeout_ms));
   env.unset_prefix(key("WORKER_"));
   for (std::size_t i = 0; i < plan.placements.size(); ++i) {
     const auto& p = plan.placements[i];
@@ -116,6 +118,7 @@ Result<NodePlan> read_plan(const Environment& env) {
       {"MIN_NODES", 0, 1u << 20, &plan.min_nodes},
       {"GROUP_RANK", 0, 1u << 20, &plan.group_rank},
       {"GROUPS", 1, 1u << 20, &plan.groups},
+      {"HEALTH_CHECK_TIMEOUT_MS", 1000, 3600 * 1000, &plan.health_check_timeout_ms},
   };
   for (const auto& f : fields) {
     const auto n = number(env, f.name, f.min, f.max);
@@ -138,6 +141,7 @@ Result<NodePlan> read_plan(const Environment& env) {
   plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";
   plan.export_ib_hca = env.get(key("EXPORT_IB_HCA")).value_or("0") == "1";
   plan.requeue = env.get(key("REQUEUE")).value_or("0") == "1";
+  plan.health_check = env.get(key("HEALTH_CHECK")).value_or("");
   for (std::uint32_t i = 0; i < plan.nproc; ++i) {
     const auto base = key("WORKER_" + std::to_string(i) + "_");
     if (!env.has(base + "GPU")) break;

@@ -59,6 +59,8 @@ struct NodePlan {
   // spare's group_rank means nothing until a START gives it a group).
   std::uint32_t group_rank = 0;
   std::uint32_t groups = 1;
+  std::string health_check;                      // the site's HealthCheck: run after a worker failure ("" = none)
+  std::uint32_t health_check_timeout_ms = 60000;  // ... and failed when it takes longer
   std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 
   bool operator==(const NodePlan&) const = default;

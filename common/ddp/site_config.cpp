@@ -81,11 +81,13 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 
 constexpr const char* kKnownKeys =
     "PartitionName, NodeName, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
-    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, HangTimeout, Env, ForceEnv";
+    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, HangTimeout, HealthCheck, "
+    "HealthCheckTimeout, Env, ForceEnv";
 
 Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
   for (auto [name, field] : {std::pair{"Agent", &patch.agent}, std::pair{"TopologyFile", &patch.topology_file},
-                             std::pair{"GpuInfoDir", &patch.gpu_info_dir}}) {
+                             std::pair{"GpuInfoDir", &patch.gpu_info_dir},
+                             std::pair{"HealthCheck", &patch.health_check}}) {
     if (!iequals(key, name)) continue;
     if (value.empty() || value.front() != '/')
       return fail(std::string(name) + "=" + std::string(value) + ": use an absolute path");
@@ -99,7 +101,8 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
   for (auto [name, field, min] :
        {std::tuple{"StopGrace", &patch.stop_grace, 0}, std::tuple{"RendezvousTimeout", &patch.rdzv_timeout, 1},
         std::tuple{"HeartbeatTimeout", &patch.heartbeat_timeout, 1}, std::tuple{"RequeueWait", &patch.requeue_wait, 0},
-        std::tuple{"HangTimeout", &patch.hang_timeout, 0}}) {
+        std::tuple{"HangTimeout", &patch.hang_timeout, 0},
+        std::tuple{"HealthCheckTimeout", &patch.health_check_timeout, 1}}) {
     if (!iequals(key, name)) continue;
     auto seconds = parse_uint(value, std::uint64_t(min), 3600, name);
     if (!seconds) return fail(seconds.error() + " (seconds)");
@@ -173,6 +176,8 @@ void apply(Settings& settings, const SettingsPatch& patch) {
   if (patch.requeue) settings.requeue = *patch.requeue;
   if (patch.requeue_wait) settings.requeue_wait = *patch.requeue_wait;
   if (patch.hang_timeout) settings.hang_timeout = *patch.hang_timeout;
+  if (patch.health_check) settings.health_check = *patch.health_check;
+  if (patch.health_check_timeout) settings.health_check_timeout = *patch.health_check_timeout;
   if (patch.topology_file) settings.topology_file = *patch.topology_file;
   if (patch.gpu_info_dir) settings.gpu_info_dir = *patch.gpu_info_dir;
   if (patch.master_interface) settings.master_interface = *patch.master_interface;

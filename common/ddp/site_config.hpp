@@ -47,6 +47,8 @@ struct SettingsPatch {
   std::optional<bool> requeue;
   std::optional<std::chrono::milliseconds> requeue_wait;
   std::optional<std::chrono::milliseconds> hang_timeout;
+  std::optional<std::string> health_check;
+  std::optional<std::chrono::milliseconds> health_check_timeout;
   std::optional<std::string> topology_file;
   std::optional<std::string> gpu_info_dir;
   std::optional<std::string> master_interface;
@@ -78,6 +80,8 @@ struct Settings {
   bool requeue = false;                                   // --ddp-requeue unless the user says otherwise
   std::chrono::milliseconds requeue_wait{60000};          // the longest wait for the workers to save
   std::chrono::milliseconds hang_timeout{0};              // --ddp-hang-timeout's default (0: off)
+  std::string health_check;                               // run by the agent after a worker failure ("" = none)
+  std::chrono::milliseconds health_check_timeout{60000};  // a check that takes longer has failed
   std::string topology_file;                              // hwloc XML instead of probing (VMs, containers, tests)
   std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids
   std::string master_interface;  // MASTER_ADDR = node 0's address on this interface (IPoIB); "" = NodeAddr

@@ -35,8 +35,12 @@ mkdir -p "$WORK/pt"
 bg_srun shrink -N2 -k --ddp=cpu --ddp-procs=2 --ddp-min-nodes=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
 wait_lines "$WORK/shrink.out" "attempt=0 restart_count=0" 4 90
 sleep 2
+cut_at=$(date +%s.%N)
 ip link set "$veth" down
+wait_lines "$WORK/shrink.out" "attempt=1 restart_count=1" 1 60
+again_at=$(date +%s.%N)
 wait_exit "$BG_PID" 120
+done_at=$(date +%s.%N)
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/shrink.out") ERR=$(cat "$WORK/shrink.err")
 expect_rc "$node_fail_rc" "srun after the loss (Slurm $slurm_version)"
 expect_in "$ERR" "no spare node left: going on with 1 node(s), 2 worker(s) (--ddp-min-nodes=1)" "the shrink is said"
@@ -45,4 +49,5 @@ expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=2 
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n0")" "2" "both on node 0"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "2" "both finished"
 bring_back
-pass "--ddp-min-nodes: the step went on with one node fewer, WORLD_SIZE halved (Slurm $slurm_version)"
+since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+pass "--ddp-min-nodes: the step went on with one node fewer, WORLD_SIZE halved, training again after $(since "$cut_at" "$again_at") s, srun back after $(since "$cut_at" "$done_at") s (Slurm $slurm_version)"

@@ -90,6 +90,7 @@ crash_at=$(now)
 for pid in $(ip netns pids "sddp-$CLUSTER_NAME-n1"); do kill -KILL "$pid" 2>/dev/null || true; done
 again_at=$(wait_then_stamp "$WORK/crash.out" "attempt=1 restart_count=1" 60)
 wait_exit "$BG_PID" 120
+crash_done=$(now)
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/crash.out") ERR=$(cat "$WORK/crash.err")
 expect_rc "$node_fail_rc" "srun after node 1 crashed (Slurm $slurm_version)"
 expect_in "$ERR" "was lost: its agent's connection ended" "the crash is noticed at once"
@@ -99,6 +100,6 @@ expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=4 
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n2")" "2" "two ranks on the spare"
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$lost")" "0" "none on the lost node"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
-crash_resume=$(since "$crash_at" "$again_at")
+crash_resume=$(since "$crash_at" "$again_at") crash_srun=$(since "$crash_at" "$crash_done")
 bring_back
-pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s (Slurm $slurm_version)"
+pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s (Slurm $slurm_version)"

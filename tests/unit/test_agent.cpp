@@ -837,6 +837,22 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   three.say(0, rdzv::Message{"FINISHED", {}});
   CK_CONTAINS(FakeNodes::next(rig, *three.peers[0]), "DONE code=0");
 
+  // A node whose HealthCheck failed after its worker failed: taken out (BYE,
+  // its agent ends well), the spare takes its group.
+  auto& health = rig.coordinator("health.0", kSecretA, 3, milliseconds(5000), 64, spares);
+  FakeNodes sick(rig, health, "health.0", kSecretA, 3, "groups=0,1 counts=2,2 world=4");
+  rdzv::Message crash{"FAIL", {}};
+  crash.set("rank", 3).set("local", 1).set("code", 3).set("what", "exited with code 3").set("time", "00:00:02");
+  sick.say(1, crash);
+  for (const std::uint32_t node : {0u, 1u, 2u}) CK_STR_EQ(FakeNodes::next(rig, *sick.peers[node]), "STOP attempt=0");
+  sick.say(0, rdzv::Message{"STOPPED", {}});
+  rdzv::Message unhealthy{"STOPPED", {}};
+  sick.say(1, unhealthy.set("unhealthy", "its HealthCheck /x failed: GPU 1: uncorrectable ECC errors"));
+  CK_STR_EQ(FakeNodes::next(rig, *sick.peers[1]), "BYE");
+  const auto restart = FakeNodes::next(rig, *sick.peers[2]);
+  CK_CONTAINS(restart, "START attempt=1 ");
+  CK_CONTAINS(restart, "groups=0,2 counts=2,2 world=4");
+
   // --ddp-min-nodes=1 without spares: one node fewer, the world halved.
   auto& elastic = rig.coordinator("elastic.0", kSecretA, 2, milliseconds(5000), 64, [](agent::CoordinatorConfig& c) {
     c.min_nodes = 1;

@@ -35,6 +35,8 @@ NodePlan sample_plan() {
   p.min_nodes = 1;
   p.group_rank = 1;
   p.groups = 2;
+  p.health_check = "/usr/lib/site/gpu-health";
+  p.health_check_timeout_ms = 90000;
   for (int i = 0; i < 4; ++i)
     p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
                             std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});

@@ -164,6 +164,21 @@ START_TEST(hang_timeout_default_and_overrides) {
 }
 END_TEST
 
+START_TEST(health_check_path_and_timeout) {
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  const auto none = resolve_settings(SiteConfig{}, "p", "n", any);
+  ck_assert(none.health_check.empty());
+  ck_assert_int_eq(none.health_check_timeout.count(), 60000);
+  const auto c = parse_site_config("HealthCheck=/usr/libexec/gpu-health HealthCheckTimeout=120\n", "t");
+  ck_assert(c.ok());
+  const auto set = resolve_settings(*c, "p", "n", any);
+  CK_STR_EQ(set.health_check, "/usr/libexec/gpu-health");
+  ck_assert_int_eq(set.health_check_timeout.count(), 120000);
+  CK_CONTAINS(parse_site_config("HealthCheck=gpu-health\n", "t").error(), "HealthCheck=gpu-health: use an absolute path");
+  ck_assert(!parse_site_config("HealthCheckTimeout=0\n", "t").ok());
+}
+END_TEST
+
 START_TEST(stop_grace_follows_kill_wait) {
   using std::chrono::seconds;
   ck_assert_int_eq(stop_grace_for(seconds(30)).count(), 27000);   // Slurm's default: 10% margin
@@ -349,7 +364,7 @@ Suite* site_config_suite() {
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
-       stop_grace_follows_kill_wait, requeue_default_and_wait, hang_timeout_default_and_overrides,
+       stop_grace_follows_kill_wait, requeue_default_and_wait, hang_timeout_default_and_overrides, health_check_path_and_timeout,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,
