@@ -8,6 +8,8 @@
 #   2. PyTorch (examples/resume.py, the seeds' snapshot pattern), node 1
 #      crashed (SIGKILL to every process on it: slurmd, slurmstepd, agent,
 #      workers): the same, ranks 2 and 3 now on node 2.
+#   3. A worker of node 1 fails and the site's HealthCheck fails there: node 1
+#      is taken out of the step and the spare takes its place.
 # srun returns once slurmctld declares the lost node DOWN (SlurmdTimeout); its
 # exit code is 0 on Slurm 22.05, and 1 from 23.02 on, which marks any step
 # that lost a node (src/api/step_launch.c); the run's verdict is the agents'.
@@ -102,4 +104,20 @@ expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$lost")" "0" "none on 
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
 crash_resume=$(since "$crash_at" "$again_at") crash_srun=$(since "$crash_at" "$crash_done")
 bring_back
-pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s (Slurm $slurm_version)"
+
+# 3. The site's HealthCheck: rank 3 (node 1) crashes at step 5, and node 1's
+# check fails (tests/integration/CMakeLists.txt: the node named in
+# DDP_TEST_UNHEALTHY). Node 1 is taken out, the spare takes its group, and
+# srun ends at once with 0: no node was lost to Slurm.
+rm -rf "$WORK/pt" && mkdir -p "$WORK/pt"
+run env RESUME_CRASH=1 RESUME_STEP_SECONDS=0 "DDP_TEST_UNHEALTHY=$lost" \
+  srun -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
+expect_rc 0 "a run whose unhealthy node the spare replaced"
+expect_in "$ERR" "node 1 ($(hostname)) is unhealthy: its HealthCheck " "node 1's agent says what its check found"
+expect_in "$ERR" "is unhealthy, taken out of the step: its HealthCheck " "node 0 takes it out"
+expect_in "$ERR" "failed: GPU 1: 3 uncorrectable ECC errors (test) (attempt 0); spare node 2 " "with the check's words"
+expect_in "$ERR" "(the failure that ran its check: worker rank 3 (local rank 1) on node 1" "and the failure before"
+expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n2")" "2" "two ranks on the spare"
+expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
+expect_not_in "$ERR" "Node failure" "Slurm lost no node"
+pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s; an unhealthy node replaced (Slurm $slurm_version)"
