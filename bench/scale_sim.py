@@ -248,7 +248,7 @@ class Sim:
         if "cause" not in self.marks and b"root cause" in chunk:
             self.marks["cause"] = now
         text = self.node0_err.decode(errors="replace")
-        if "joined" not in self.marks and re.search(r"step \S+: \d+ node\(s\)", text):
+        if "joined" not in self.marks and re.search(r"step \S+: attempt \d+: \d+ node\(s\)", text):
             self.marks["joined"] = now
         # keep the buffer small once the markers are found, but keep the root cause
         if "joined" in self.marks and len(self.node0_err) > 65536 and b"root cause" not in self.node0_err:

@@ -122,6 +122,21 @@ node_processes() {
   return 0
 }
 
+# node_back INDEX: a node a test cut off or crashed answers Slurm again: its
+# link up, its slurmd started if it is gone, and the node idle within 60 s
+# (ReturnToService=2 brings a DOWN node back once its slurmd answers).
+node_back() {
+  local node=$CLUSTER_NAME-n$1 ns=sddp-$CLUSTER_NAME-n$1 deadline=$((SECONDS + 60))
+  ip link set "sddp$CLUSTER_NAME$1" up 2>/dev/null || true
+  if ! ip netns pids "$ns" 2>/dev/null | xargs -r ps -o comm= -p 2>/dev/null | grep -qx slurmd; then
+    "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" "$1" slurmd -N "$node" -f "$SLURM_CONF"
+  fi
+  until [[ $(sinfo -h -n "$node" -o %t) == idle ]]; do
+    ((SECONDS < deadline)) || { diagnose; fail "$node did not come back within 60 s"; }
+    sleep 0.5
+  done
+}
+
 # The step's rendezvous port, from node 0's --ddp-verbose summary in FILE.
 rdzv_port_from() { sed -n 's/.*rendezvous port \([0-9]*\).*/\1/p' "$1" | head -n 1; }
 

@@ -6,20 +6,11 @@
 # workers is refused before anything starts.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-lost=$CLUSTER_NAME-n1
 veth=sddp${CLUSTER_NAME}1
 slurm_version=$(srun --version | awk '{print $2}')
 node_fail_rc=1  # see spares.sh: srun marks a step that lost a node from Slurm 23.02 on
 [[ $slurm_version == 22.05.* ]] && node_fail_rc=0
-bring_back() {
-  ip link set "$veth" up 2>/dev/null || true
-  local deadline=$((SECONDS + 60))
-  until [[ $(sinfo -h -n "$lost" -o %t) == idle ]]; do
-    ((SECONDS < deadline)) || { diagnose; fail "$lost did not come back within 60 s"; }
-    sleep 0.5
-  done
-}
-finish() { bring_back || true; cleanup_work; }
+finish() { node_back 1 || true; cleanup_work; }
 trap finish EXIT
 
 run srun -N3 -k --ddp=cpu --ddp-spares=1 --ddp-min-nodes=3 true
@@ -48,6 +39,6 @@ expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=2 
   "two workers restarted with WORLD_SIZE 2, from the snapshot"
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n0")" "2" "both on node 0"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "2" "both finished"
-bring_back
+node_back 1
 since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 pass "--ddp-min-nodes: the step went on with one node fewer, WORLD_SIZE halved, training again after $(since "$cut_at" "$again_at") s, srun back after $(since "$cut_at" "$done_at") s (Slurm $slurm_version)"

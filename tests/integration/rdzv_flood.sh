@@ -117,7 +117,7 @@ attack() {
   t1=$(now)
   start_node "${name}1" 1 8
   n1=$NODE_PID
-  wait_for "$work/${name}0.err" "step $$.$run: 2 node(s)" 60
+  wait_for "$work/${name}0.err" "step $$.$run: attempt 0: 2 node(s)" 60
   JOIN_S=$(elapsed "$t1" "$(now)")
   wait_rc "$n1" 90; [[ $RC == 0 ]] || { show "$work/$name"[01].err; fail "$name: node 1 exited $RC"; }
   wait_rc "$n0" 30; [[ $RC == 0 ]] || { show "$work/$name"[01].err; fail "$name: node 0 exited $RC"; }

@@ -24,19 +24,7 @@ slurm_version=$(srun --version | awk '{print $2}')
 node_fail_rc=1
 [[ $slurm_version == 22.05.* ]] && node_fail_rc=0
 
-# Node 1 answering Slurm again: its link up, its slurmd running (ReturnToService=2).
-bring_back() {
-  ip link set "$veth" up 2>/dev/null || true
-  if ! ip netns pids "sddp-$CLUSTER_NAME-n1" 2>/dev/null | xargs -r ps -o comm= -p 2>/dev/null | grep -qx slurmd; then
-    "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" 1 slurmd -N "$lost" -f "$SLURM_CONF"
-  fi
-  local deadline=$((SECONDS + 60))
-  until [[ $(sinfo -h -n "$lost" -o %t) == idle ]]; do
-    ((SECONDS < deadline)) || { diagnose; fail "$lost did not come back within 60 s"; }
-    sleep 0.5
-  done
-}
-finish() { bring_back || true; cleanup_work; }
+finish() { node_back 1 || true; cleanup_work; }
 trap finish EXIT
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
@@ -80,7 +68,7 @@ expect_in "$ERR" "Node failure on $lost" "srun heard of the failure from Slurm"
 expect_in "$OUT" "done: 12 epochs on 4 rank(s)" "the training finished"
 cmp -s "$WORK/clean" "$WORK/resumed" || fail "the run with a spare ended with other parameters than the uninterrupted one"
 cut_resume=$(since "$cut_at" "$resumed_at") cut_srun=$(since "$cut_at" "$done_at")
-bring_back
+node_back 1
 
 # 2. PyTorch, node 1 crashed outright.
 export RESUME_STEPS=40 RESUME_STEP_SECONDS=0.25 RESUME_CRASH=0
@@ -103,7 +91,7 @@ expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n2")" "2
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$lost")" "0" "none on the lost node"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
 crash_resume=$(since "$crash_at" "$again_at") crash_srun=$(since "$crash_at" "$crash_done")
-bring_back
+node_back 1
 
 # 3. The site's HealthCheck: rank 3 (node 1) crashes at step 5, and node 1's
 # check fails (tests/integration/CMakeLists.txt: the node named in
