@@ -501,7 +501,16 @@ void Agent::on_done(int code, const std::string& cause) {
 
 void Agent::on_lost(const std::string& why) {
   lost_ = true;
-  spdlog::error("{}", why);
+  // Node 0 cannot be replaced: it hosts the rendezvous, and MASTER_ADDR is
+  // its address, fixed for every agent and worker when the step began.
+  const bool welcomed_once = attempt_ > 0 || state_ != State::Rendezvous;
+  if ((plan_.spares > 0 || plan_.min_nodes > 0) && plan_.node_rank != 0 && welcomed_once)
+    spdlog::error("{}; this node stops its workers: either node 0 is down, which ends the run (no spare can "
+                  "replace node 0: it hosts the rendezvous and MASTER_ADDR), or this node was cut off, and the run "
+                  "goes on without it",
+                  why);
+  else
+    spdlog::error("{}", why);
   finish_after_stop(exit_code_ ? exit_code_ : 1);
 }
 
