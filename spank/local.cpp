@@ -1,4 +1,5 @@
 // srun, salloc and sbatch (the local and allocator contexts), as the user.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -112,8 +113,11 @@ bool check_no_kill_here() {
   const auto more = sbatch_directives(words);
   words.insert(words.end(), more.begin(), more.end());
   const bool no_kill = asks_no_kill(words) || std::getenv("SBATCH_NO_KILL") || std::getenv("SALLOC_NO_KILL");
+  // sbatch shows no info-level log line (slurm_spank_log): straight to the
+  // user's terminal, like its own "Submitted batch job".
   if (const auto ok = check_no_kill(request, no_kill); !ok)
-    say("warning: the job was not submitted with --no-kill: " + ok.error());
+    std::fprintf(stderr, "ddp: warning: the job was not submitted with --no-kill: %s\n",
+                 printable(ok.error()).c_str());
   return true;
 }
 

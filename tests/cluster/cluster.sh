@@ -11,6 +11,7 @@
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
 #   cluster.sh status [--name NAME]
 #   cluster.sh node   [--name NAME] NODE_INDEX CMD...  # run CMD in a node's netns
+#   cluster.sh start-slurmd [--name NAME] [--configless] NODE_INDEX  # again, after a test killed it
 #
 # What it builds, per cluster NAME (lowercase letters and digits, at most 8):
 #   - slurmctld in the host network namespace, on a port of its own;
@@ -60,7 +61,7 @@ slurmd_timeout=30
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 cmd=${1:-}; [[ -n $cmd ]] || usage 1; shift
 node_args=()
@@ -239,6 +240,22 @@ start_munge() {
   created pidfile "$dir/run/munged.pid"
 }
 
+# DDP_TEST_PRELOAD (tests/sanitize.sh: the ASan runtime) goes into the
+# daemons only, so slurmstepd can host a sanitized spank_ddp.so.
+preload=()
+[[ -z ${DDP_TEST_PRELOAD:-} ]] || preload=(env "LD_PRELOAD=$DDP_TEST_PRELOAD")
+
+# Node I's slurmd, in its network namespace: at `up`, and again for a test
+# that killed it (`start-slurmd`).
+start_slurmd() {
+  # nsenter, not `ip netns exec`: the latter remounts /sys, and slurmd then
+  # fails with "No filesystem mounted on /sys/fs/cgroup".
+  local conf_from=(-f "$conf")
+  ((configless)) && conf_from=(--conf-server "$subnet.1:$ctld_port")
+  nsenter --net="/var/run/netns/$(netns_name "$1")" \
+    "${preload[@]}" slurmd -N "$(node_name "$1")" "${conf_from[@]}"
+}
+
 cmd_up() {
   need_root
   for tool in slurmctld slurmd sinfo ip nsenter mknod; do
@@ -295,20 +312,11 @@ cmd_up() {
   write_configs
   ((configless)) && start_munge
 
-  # DDP_TEST_PRELOAD (tests/sanitize.sh: the ASan runtime) goes into the
-  # daemons only, so slurmstepd can host a sanitized spank_ddp.so.
-  local -a preload=()
-  [[ -z ${DDP_TEST_PRELOAD:-} ]] || preload=(env "LD_PRELOAD=$DDP_TEST_PRELOAD")
   # -c: start from an empty state; -i: ignore what a previous run left.
   "${preload[@]}" slurmctld -c -i -f "$conf"
   created pidfile "$dir/run/slurmctld.pid"
   for ((i = 0; i < nodes; i++)); do
-    # nsenter, not `ip netns exec`: the latter remounts /sys, and slurmd then
-    # fails with "No filesystem mounted on /sys/fs/cgroup".
-    local conf_from=(-f "$conf")
-    ((configless)) && conf_from=(--conf-server "$subnet.1:$ctld_port")
-    nsenter --net="/var/run/netns/$(netns_name "$i")" \
-      "${preload[@]}" slurmd -N "$(node_name "$i")" "${conf_from[@]}"
+    start_slurmd "$i"
     created pidfile "$dir/run/slurmd-$(node_name "$i").pid"
   done
   wait_for_nodes
@@ -380,6 +388,9 @@ case $cmd in
   env) cmd_env ;;
   shell) [[ -e $conf ]] || die "no cluster '$name'"; SLURM_CONF=$conf PS1="[slurm:$name] \\w\\$ " exec bash --norc -i ;;
   status) [[ -e $conf ]] || die "no cluster '$name'"; SLURM_CONF=$conf sinfo -N -l ;;
+  start-slurmd)
+    [[ -e $conf && ${#node_args[@]} -eq 1 ]] || die "usage: $0 start-slurmd [--name NAME] [--configless] INDEX"
+    start_slurmd "${node_args[0]}" ;;
   node)
     ((${#node_args[@]} >= 2)) || die "usage: $0 node [--name NAME] INDEX CMD..."
     exec nsenter --net="/var/run/netns/$(netns_name "${node_args[0]}")" "${node_args[@]:1}" ;;

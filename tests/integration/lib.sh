@@ -129,7 +129,7 @@ node_back() {
   local node=$CLUSTER_NAME-n$1 ns=sddp-$CLUSTER_NAME-n$1 deadline=$((SECONDS + 60))
   ip link set "sddp$CLUSTER_NAME$1" up 2>/dev/null || true
   if ! ip netns pids "$ns" 2>/dev/null | xargs -r ps -o comm= -p 2>/dev/null | grep -qx slurmd; then
-    "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" "$1" slurmd -N "$node" -f "$SLURM_CONF"
+    "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" start-slurmd --name "$CLUSTER_NAME" "$1"
   fi
   until [[ $(sinfo -h -n "$node" -o %t) == idle ]]; do
     ((SECONDS < deadline)) || { diagnose; fail "$node did not come back within 60 s"; }

@@ -21,6 +21,17 @@ run srun -N2 --ddp=cpu --ddp-min-nodes=1 true
 expect_failure "--ddp-min-nodes without --no-kill"
 expect_in "$ERR" "--ddp-min-nodes needs a step that outlives a lost node: add --no-kill (-k)" "the fix is named"
 
+# sbatch cannot see every way a job becomes no-kill (a cli_filter): it warns.
+run sbatch -N2 --ddp=cpu --ddp-min-nodes=1 -o /dev/null --wrap true
+expect_rc 0 "sbatch --ddp-min-nodes without --no-kill submits"
+expect_in "$ERR" "ddp: warning: the job was not submitted with --no-kill: --ddp-min-nodes needs" "and warns"
+printf '#!/bin/bash\n#SBATCH -N2 --no-kill\ntrue\n' >"$WORK/job.sh"
+run sbatch --ddp=cpu --ddp-min-nodes=1 -o /dev/null "$WORK/job.sh"
+expect_rc 0 "sbatch with #SBATCH --no-kill"
+expect_not_in "$ERR" "warning" "an #SBATCH --no-kill line counts"
+run sbatch -k -N2 --ddp=cpu --ddp-min-nodes=1 -o /dev/null --wrap true
+expect_not_in "$ERR" "warning" "sbatch -k counts"
+
 export RESUME_STEPS=40 RESUME_STEP_SECONDS=0.25 RESUME_CRASH=0
 mkdir -p "$WORK/pt"
 bg_srun shrink -N2 -k --ddp=cpu --ddp-procs=2 --ddp-min-nodes=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
