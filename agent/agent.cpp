@@ -440,7 +440,7 @@ void Agent::tick_health_check() {
                       (said.empty() ? "" : ": " + said);
     spdlog::error("node {} ({}) is unhealthy: {}", plan_.node_rank, host_, *health_verdict_);
   }
-  if (stopped_awaits_health_) report_stopped();
+  if (stopped_awaits_health_ && state_ != State::Done) report_stopped();
 }
 
 void Agent::on_worker_exits() {
@@ -516,6 +516,7 @@ void Agent::on_lost(const std::string& why) {
 
 void Agent::finish(int code) {
   exit_code_ = code;
+  stopped_awaits_health_ = false;  // the run is over: no STOPPED, whatever the check says
   state_ = State::Done;
 }
 

@@ -380,7 +380,9 @@ void Coordinator::start_attempt() {
   for (auto& n : nodes_) {
     n.finished = false;
     n.stopped_attempt.reset();
+    n.failure.clear();
   }
+  cause_.clear();
   if (config_.verbose && roster_changed_) print_summary();
   roster_changed_ = false;
   phase_ = Phase::Running;
@@ -399,18 +401,25 @@ void Coordinator::start_attempt() {
       .set("groups", group_nodes)
       .set("counts", group_workers)
       .set("world", world_size(*roster_));
+  if (rdzv::encode(start).empty())  // the lists travel in runs: only a step of many thousand odd nodes
+    return finish(1,
+                  "the step's layout (" + std::to_string(group_nodes.size()) +
+                      " nodes) does not fit one rendezvous message; run fewer nodes per step",
+                  "ABORT");
   broadcast(start);
 }
 
 void Coordinator::handle_failure(std::uint32_t node, const rdzv::Message& m) {
   const auto attempt = m.get_uint("attempt", 0, 1u << 20);
-  if (!attempt || *attempt != attempt_ || phase_ != Phase::Running) return;  // not the first: not the root cause
+  if (!attempt || *attempt != attempt_) return;  // a stale report from an earlier attempt
   const auto code = m.get_uint("code", 0, 255);
   std::ostringstream cause;
   cause << "worker rank " << m.get("rank").value_or("?") << " (local rank " << m.get("local").value_or("?")
         << ") on node " << node << " (" << nodes_[node].host << ") " << m.get("what").value_or("failed") << " at "
         << m.get("time").value_or("?");
   if (attempt_ > 0) cause << " in attempt " << attempt_ << " of " << config_.max_restarts + 1;
+  if (nodes_[node].failure.empty()) nodes_[node].failure = cause.str();  // its HealthCheck's trigger
+  if (phase_ != Phase::Running) return;  // not the first: not the root cause
   const auto tail = m.get("tail").value_or("");
   if (!tail.empty()) {
     cause << "; last lines of its stderr:";
@@ -497,16 +506,23 @@ void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unh
   if (phase_ == Phase::Gathering) return finish(1, "rendezvous failed: " + cause, "ABORT");
   if (const auto it = peers_.find(n.peer); it != peers_.end() && it->second.node == node) {
     // An unhealthy node's agent still listens: BYE lets it end well (its
-    // workers are stopped); a lost one's connection is closed.
-    if (unhealthy && node != 0) it->second.conn->send(rdzv::Message{"BYE", {}});
+    // workers are stopped); a lost one's connection is closed. Either may
+    // close the connection at once and erase the peer: `it` is not used after.
     it->second.closing = true;
-    if (!unhealthy) close_peer(n.peer, "node lost");
+    if (!unhealthy)
+      close_peer(n.peer, "node lost");
+    else if (node != 0)
+      it->second.conn->send(rdzv::Message{"BYE", {}});
   }
   if (phase_ == Phase::Done) return;
+  // What ran the health check: this node's own first failure of the attempt.
+  const std::string trigger = unhealthy && !n.failure.empty() ? "\n  (the failure that ran its check: " + n.failure + ")"
+                                                              : "";
   if (node == 0) {  // its agent hosts this coordinator, and MASTER_ADDR is its address
     can_go_on_ = false;
-    cause_ = cause + "; node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)" +
-             (cause_.empty() ? "" : "\n  (the failure that ran its check: " + cause_.substr(0, cause_.find('\n')) + ")");
+    const std::string what = cause + "; node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)" + trigger;
+    if (phase_ == Phase::Running) return begin_stop(what, 1);
+    cause_ = what;
     return check_stopped();
   }
   const auto change = lose_node(*roster_, node, config_.min_nodes, [this](std::uint32_t i) { return node_name(i); });
@@ -522,9 +538,9 @@ void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unh
   // Stopping already: the workers that failed first most likely failed
   // because of this loss (a peer gone mid-collective); the loss is the cause.
   const auto first_line = cause_.substr(0, cause_.find('\n'));
-  cause_ = what + (first_line.empty() ? ""
-                   : unhealthy   ? "\n  (the failure that ran its check: " + first_line + ")"
-                                 : "\n  (before the loss was noticed: " + first_line + ")");
+  cause_ = what + (unhealthy            ? trigger
+                   : first_line.empty() ? ""
+                                        : "\n  (before the loss was noticed: " + first_line + ")");
   cause_code_ = 1;
   check_stopped();
 }
@@ -556,6 +572,10 @@ void Coordinator::check_stopped() {
   }
   if (all_present && roster_changed_)
     cause_ += "; no restart left to go on (--ddp-restarts=" + std::to_string(config_.max_restarts) + ")";
+  if (!all_present && can_go_on_ && attempt_ < config_.max_restarts)
+    for (const auto& g : roster_->groups)
+      if (!nodes_[g.node].lost && peers_.count(nodes_[g.node].peer) == 0)
+        cause_ += "; node " + node_name(g.node) + " had finished and left, so the run cannot restart";
   finish(cause_code_, cause_);
 }
 

@@ -134,6 +134,7 @@ class Coordinator {
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
     std::optional<std::uint32_t> failed_attempt;  // reported a failure in that attempt
+    std::string failure;                          // its first one in this attempt, one line
   };
   enum class Phase { Gathering, Running, Stopping, Done };
 

@@ -123,8 +123,8 @@ Status plan_step(State& st, const StepFacts& facts) {
   plan.health_check = st.settings.health_check;
   plan.health_check_timeout_ms = std::uint32_t(st.settings.health_check_timeout.count());
   // A lost node taken over by a spare, or dropped, restarts every worker and
-  // counts against --ddp-restarts; left at 0, it allows one restart per node
-  // that may be lost.
+  // counts against --ddp-restarts like any failure; left at 0, the budget is
+  // the number of nodes that may be lost.
   plan.max_restarts = st.request.restarts;
   if (plan.max_restarts == 0 && (plan.spares > 0 || plan.min_nodes > 0))
     plan.max_restarts = plan.spares + (plan.min_nodes > 0 ? plan.groups - plan.min_nodes : 0);

@@ -207,20 +207,43 @@ Result<std::uint64_t> Message::get_uint(std::string_view key, std::uint64_t min,
   return value;
 }
 
+// A list of numbers in runs: "7" one number, "0-5" an ascending range,
+// "2x16" a number repeated. One line holds thousands of nodes this way, where
+// one number per node would stop fitting at a few thousand.
 Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, std::uint32_t min, std::uint32_t max,
                                                            std::size_t max_items) const {
   const auto text = get(key);
   if (!text) return fail(verb + ": the field '" + std::string(key) + "' is missing");
+  const auto name = verb + " " + std::string(key);
+  const auto number = [&](std::string_view t) -> Result<std::uint64_t> {
+    Message one{verb, {{std::string(key), std::string(t)}}};
+    return one.get_uint(key, min, max);
+  };
   std::vector<std::uint32_t> values;
   std::size_t pos = 0;
   for (;;) {
     const auto comma = std::min(text->find(',', pos), text->size());
-    Message one{verb, {{std::string(key), text->substr(pos, comma - pos)}}};
-    const auto value = one.get_uint(key, min, max);
-    if (!value) return fail(value.error());
-    if (values.size() == max_items)
-      return fail(verb + " " + std::string(key) + " has more than " + std::to_string(max_items) + " numbers");
-    values.push_back(std::uint32_t(*value));
+    const std::string_view run = std::string_view(*text).substr(pos, comma - pos);
+    const auto dash = run.find('-'), times = run.find('x');
+    std::uint64_t first = 0, count = 1, step = 0;
+    if (dash != std::string_view::npos) {  // "A-B", A < B
+      const auto a = number(run.substr(0, dash)), b = number(run.substr(dash + 1));
+      if (!a || !b || *a >= *b) return fail(name + ": '" + std::string(run.substr(0, 40)) + "' is not a range A-B with A < B");
+      first = *a, count = *b - *a + 1, step = 1;
+    } else if (times != std::string_view::npos) {  // "VxN", N >= 2
+      const auto v = number(run.substr(0, times));
+      Message n{verb, {{std::string(key), std::string(run.substr(times + 1))}}};
+      const auto repeat = n.get_uint(key, 2, max_items);
+      if (!v || !repeat) return fail(name + ": '" + std::string(run.substr(0, 40)) + "' is not VALUExCOUNT");
+      first = *v, count = *repeat;
+    } else {
+      const auto v = number(run);
+      if (!v) return fail(v.error());
+      first = *v;
+    }
+    if (values.size() + count > max_items)
+      return fail(name + " has more than " + std::to_string(max_items) + " numbers");
+    for (std::uint64_t i = 0; i < count; ++i) values.push_back(std::uint32_t(first + i * step));
     if (comma == text->size()) return values;
     pos = comma + 1;
   }
@@ -228,7 +251,22 @@ Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, 
 
 Message& Message::set(std::string key, const std::vector<std::uint32_t>& values) {
   std::string text;
-  for (const auto v : values) text += (text.empty() ? "" : ",") + std::to_string(v);
+  for (std::size_t i = 0; i < values.size();) {
+    std::size_t up = 1, same = 1;
+    while (i + up < values.size() && values[i + up] == values[i] + up) ++up;
+    while (i + same < values.size() && values[i + same] == values[i]) ++same;
+    text += text.empty() ? "" : ",";
+    if (up >= 3) {
+      text += std::to_string(values[i]) + "-" + std::to_string(values[i + up - 1]);
+      i += up;
+    } else if (same >= 3) {
+      text += std::to_string(values[i]) + "x" + std::to_string(same);
+      i += same;
+    } else {
+      text += std::to_string(values[i]);
+      i += 1;
+    }
+  }
   return set(std::move(key), std::move(text));
 }
 

@@ -49,8 +49,10 @@ struct Message {
   // validate: encode() refuses a message with a bad key.
   Message& set(std::string key, std::string value);
   Message& set(std::string key, std::uint64_t value);
-  // A list of numbers, comma-separated ("0,1,3"): at least one, each within
-  // [min, max], at most max_items of them; the error names the field.
+  // A list of numbers, comma-separated runs: "7", "0-5" (A < B: A, A+1 ..
+  // B), "2x16" (2, sixteen times); at least one number, each within [min,
+  // max], at most max_items in all; the error names the field. set() writes
+  // the shortest of these for each stretch of the list.
   Result<std::vector<std::uint32_t>> get_uint_list(std::string_view key, std::uint32_t min, std::uint32_t max,
                                                    std::size_t max_items) const;
   Message& set(std::string key, const std::vector<std::uint32_t>& values);

@@ -74,6 +74,11 @@ void apply_slurm_worker_view(Environment& env, const NodePlan& plan, std::uint32
   env.set("SLURM_LOCALID", n(local_rank));
   for (const char* name : {"SLURM_NTASKS", "SLURM_NPROCS", "SLURM_STEP_NUM_TASKS"}) env.set(name, n(plan.world_size));
   env.set("SLURM_NTASKS_PER_NODE", n(plan.nproc));
+  // The node's place among the nodes that run workers: Slurm's own unless a
+  // spare took a lost node's group (--ddp-spares), as Lightning and others
+  // read the node rank from SLURM_NODEID.
+  env.set("SLURM_NODEID", n(plan.group_rank));
+  for (const char* name : {"SLURM_NNODES", "SLURM_STEP_NUM_NODES"}) env.set(name, n(plan.groups));
   const auto per_node = slurm_tasks_per_node(workers_per_node);
   env.set("SLURM_TASKS_PER_NODE", per_node);
   env.set("SLURM_STEP_TASKS_PER_NODE", per_node);

@@ -33,7 +33,10 @@ Environment worker_environment(const Environment& base, const NodePlan& plan, co
 // SLURM_PROCID = RANK, SLURM_LOCALID = LOCAL_RANK, SLURM_NTASKS, SLURM_NPROCS
 // and SLURM_STEP_NUM_TASKS = WORLD_SIZE, SLURM_NTASKS_PER_NODE = this node's
 // workers, SLURM_TASKS_PER_NODE and SLURM_STEP_TASKS_PER_NODE in Slurm's
-// format ("3(x2)"), SLURM_GTIDS = this node's ranks. The PMI and PMIx
+// format ("3(x2)"), SLURM_GTIDS = this node's ranks, SLURM_NODEID =
+// GROUP_RANK and SLURM_NNODES = SLURM_STEP_NUM_NODES = GROUP_WORLD_SIZE
+// (Slurm's values, except after a spare took a lost node's place or the step
+// shrank: --ddp-spares, --ddp-min-nodes). The PMI and PMIx
 // variables (PMI_*, PMIX_*, SLURM_PMIX_*) name the node's one task to an MPI
 // library and would lie to every worker: removed. `workers_per_node` is the
 // rendezvous' count per node, in node-rank order.

@@ -806,7 +806,7 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
     c.max_restarts = 3;
   };
   auto& coordinator = rig.coordinator("spare.0", kSecretA, 4, milliseconds(5000), 64, spares);
-  FakeNodes nodes(rig, coordinator, "spare.0", kSecretA, 4, "groups=0,1,2 counts=2,2,2 world=6");
+  FakeNodes nodes(rig, coordinator, "spare.0", kSecretA, 4, "groups=0-2 counts=2x3 world=6");
   nodes.drop(2);
   for (const std::uint32_t node : {0u, 1u, 3u}) CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[node]), "STOP attempt=0");
   nodes.say(0, rdzv::Message{"STOPPED", {}});
@@ -814,7 +814,7 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   for (const std::uint32_t node : {0u, 1u, 3u}) {
     const auto start = FakeNodes::next(rig, *nodes.peers[node]);
     CK_CONTAINS(start, "START attempt=1 ");
-    CK_CONTAINS(start, "groups=0,1,3 counts=2,2,2 world=6");
+    CK_CONTAINS(start, "groups=0,1,3 counts=2x3 world=6");
   }
   // No spare left and no minimum: the run ends, naming the lost node.
   nodes.drop(1);
@@ -852,6 +852,24 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   const auto restart = FakeNodes::next(rig, *sick.peers[2]);
   CK_CONTAINS(restart, "START attempt=1 ");
   CK_CONTAINS(restart, "groups=0,2 counts=2,2 world=4");
+
+  // Its cause quotes its own failure, not the one that came first from
+  // another node; with no restart left the run ends there.
+  auto& last = rig.coordinator("health.1", kSecretA, 3, milliseconds(5000), 64,
+                               [](agent::CoordinatorConfig& c) { c.spares = 1; });
+  FakeNodes once(rig, last, "health.1", kSecretA, 3, "groups=0,1 counts=2,2 world=4");
+  rdzv::Message first{"FAIL", {}};
+  first.set("rank", 0).set("local", 0).set("code", 1).set("what", "exited with code 1").set("time", "00:00:01");
+  once.say(0, first);
+  once.say(1, crash);
+  once.say(0, rdzv::Message{"STOPPED", {}});
+  rdzv::Message sick_again{"STOPPED", {}};
+  once.say(1, sick_again.set("unhealthy", "its HealthCheck /x failed: GPU 1: uncorrectable ECC errors"));
+  for (int i = 0; i < 100 && !last.verdict(); ++i) rig.turn();
+  ck_assert(last.verdict().has_value());
+  CK_CONTAINS(last.verdict()->cause, "node 1 (n1, ?) is unhealthy, taken out of the step: its HealthCheck /x failed");
+  CK_CONTAINS(last.verdict()->cause, "(the failure that ran its check: worker rank 3 (local rank 1) on node 1 (n1)");
+  CK_CONTAINS(last.verdict()->cause, "no restart left to go on (--ddp-restarts=0)");
 
   // --ddp-min-nodes=1 without spares: one node fewer, the world halved.
   auto& elastic = rig.coordinator("elastic.0", kSecretA, 2, milliseconds(5000), 64, [](agent::CoordinatorConfig& c) {

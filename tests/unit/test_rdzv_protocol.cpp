@@ -569,8 +569,51 @@ START_TEST(random_messages_round_trip_through_a_chunked_stream) {
 }
 END_TEST
 
+// START's node and worker lists: runs, so that a 100,000-node step fits one line.
+START_TEST(number_lists_travel_in_runs) {
+  const auto round_trip = [](const std::vector<std::uint32_t>& values) {
+    Message m{"START", {}};
+    m.set("groups", values);
+    const auto back = decode(encode(m).substr(0, encode(m).size() - 1));
+    ck_assert(back.ok());
+    const auto list = back->get_uint_list("groups", 0, 1u << 20, 1u << 20);
+    ck_assert_msg(list.ok(), "%s", list.ok() ? "" : list.error().c_str());
+    ck_assert(*list == values);
+    return *m.get("groups");
+  };
+  CK_STR_EQ(round_trip({0, 1, 2, 3}), "0-3");
+  CK_STR_EQ(round_trip({0, 1, 3}), "0,1,3");
+  CK_STR_EQ(round_trip({4, 4, 4, 4, 2}), "4x4,2");
+  CK_STR_EQ(round_trip({0, 1, 2, 9, 4, 5, 6}), "0-2,9,4-6");
+  CK_STR_EQ(round_trip({7}), "7");
+  std::vector<std::uint32_t> big(100000);
+  for (std::uint32_t i = 0; i < big.size(); ++i) big[i] = i;
+  std::swap(big[500], big[99999]);  // a spare in node 500's place
+  CK_STR_EQ(round_trip(big), "0-499,99999,501-99998,500");
+  Message bad{"START", {}};
+  const auto error = [&](const char* text) {
+    bad.set("groups", text);
+    const auto r = bad.get_uint_list("groups", 0, 100, 50);
+    ck_assert_msg(!r.ok(), "'%s' was accepted", text);
+    return r.error();
+  };
+  CK_CONTAINS(error("5-3"), "is not a range A-B with A < B");
+  CK_CONTAINS(error("3-3"), "is not a range");
+  CK_CONTAINS(error("2x1"), "is not VALUExCOUNT");
+  CK_CONTAINS(error("2x"), "is not VALUExCOUNT");
+  CK_CONTAINS(error("0-60"), "has more than 50 numbers");
+  CK_CONTAINS(error("1x51"), "is not VALUExCOUNT");
+  CK_CONTAINS(error("1,,2"), "START groups");
+  CK_CONTAINS(error("1,"), "START groups");
+  CK_CONTAINS(error(""), "START groups");
+  CK_CONTAINS(error("101"), "out of range");
+  const Message empty{"START", {}};
+  CK_CONTAINS(empty.get_uint_list("groups", 0, 1, 1).error(), "missing");
+}
+END_TEST
+
 Suite* rdzv_protocol_suite() {
-  return make_suite("rdzv_protocol", {encodes_the_documented_line_and_decodes_it_back,
+  return make_suite("rdzv_protocol", {encodes_the_documented_line_and_decodes_it_back, number_lists_travel_in_runs,
                                       verb_only_and_empty_values,
                                       values_with_any_bytes_round_trip,
                                       every_byte_round_trips_and_the_alphabet_stays_raw,

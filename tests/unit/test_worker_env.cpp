@@ -124,7 +124,19 @@ START_TEST(slurm_view_per_worker) {
   CK_STR_EQ(get(env, "SLURM_TASKS_PER_NODE"), "3(x2)");
   CK_STR_EQ(get(env, "SLURM_STEP_TASKS_PER_NODE"), "3(x2)");
   CK_STR_EQ(get(env, "SLURM_GTIDS"), "3,4,5");
-  CK_STR_EQ(get(env, "SLURM_NODEID"), "1");  // already the node rank
+  CK_STR_EQ(get(env, "SLURM_NODEID"), "1");  // the group rank: Slurm's node rank without spares
+  CK_STR_EQ(get(env, "SLURM_NNODES"), "2");
+  auto spare = two_by_two(1);  // node 3, a spare that took group 1 of 2
+  spare.node_rank = 3;
+  spare.nnodes = 4;
+  Environment on_spare;
+  on_spare.set("SLURM_NODEID", "3");
+  on_spare.set("SLURM_NNODES", "4");
+  apply_slurm_worker_view(on_spare, spare, 0, {2, 2});
+  CK_STR_EQ(get(on_spare, "SLURM_NODEID"), "1");
+  CK_STR_EQ(get(on_spare, "SLURM_NNODES"), "2");
+  CK_STR_EQ(get(on_spare, "SLURM_STEP_NUM_NODES"), "2");
+  CK_STR_EQ(get(on_spare, "SLURM_PROCID"), "2");
   CK_STR_EQ(get(env, "SLURM_JOB_ID"), "9");
   for (const char* gone : {"PMI_RANK", "PMI_FD", "PMIX_RANK", "PMIX_NAMESPACE", "SLURM_PMIX_MAPPING_SERV"})
     ck_assert_msg(!env.has(gone), "%s should be removed", gone);
