@@ -122,6 +122,15 @@ node_processes() {
   return 0
 }
 
+# For the node-loss tests: Slurm's release, and srun's exit code after a step
+# lost a node although the training went on (0 on 22.05; 1 from 23.02 on, set
+# in src/api/step_launch.c so that scripts notice the node failure).
+slurm_version() { srun --version | awk '{print $2}'; }
+srun_rc_after_node_failure() { if [[ $(slurm_version) == 22.05.* ]]; then echo 0; else echo 1; fi; }
+# Wall-clock stamps and the seconds between two of them, one decimal.
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
 # node_back INDEX: a node a test cut off or crashed answers Slurm again: its
 # link up, its slurmd started if it is gone, and the node idle within 60 s
 # (ReturnToService=2 brings a DOWN node back once its slurmd answers).

@@ -7,9 +7,6 @@
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 veth=sddp${CLUSTER_NAME}1
-slurm_version=$(srun --version | awk '{print $2}')
-node_fail_rc=1  # see spares.sh: srun marks a step that lost a node from Slurm 23.02 on
-[[ $slurm_version == 22.05.* ]] && node_fail_rc=0
 finish() { node_back 1 || true; cleanup_work; }
 trap finish EXIT
 
@@ -37,19 +34,18 @@ mkdir -p "$WORK/pt"
 bg_srun shrink -N2 -k --ddp=cpu --ddp-procs=2 --ddp-min-nodes=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
 wait_lines "$WORK/shrink.out" "attempt=0 restart_count=0" 4 90
 sleep 2
-cut_at=$(date +%s.%N)
+cut_at=$(now)
 ip link set "$veth" down
 wait_lines "$WORK/shrink.out" "attempt=1 restart_count=1" 1 60
-again_at=$(date +%s.%N)
+again_at=$(now)
 wait_exit "$BG_PID" 120
-done_at=$(date +%s.%N)
+done_at=$(now)
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/shrink.out") ERR=$(cat "$WORK/shrink.err")
-expect_rc "$node_fail_rc" "srun after the loss (Slurm $slurm_version)"
+expect_rc "$(srun_rc_after_node_failure)" "srun after the loss (Slurm $(slurm_version))"
 expect_in "$ERR" "no spare node left: going on with 1 node(s), 2 worker(s) (--ddp-min-nodes=1)" "the shrink is said"
 expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=2 ' <<<"$OUT")" "2" \
   "two workers restarted with WORLD_SIZE 2, from the snapshot"
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n0")" "2" "both on node 0"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "2" "both finished"
 node_back 1
-since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-pass "--ddp-min-nodes: the step went on with one node fewer, WORLD_SIZE halved, training again after $(since "$cut_at" "$again_at") s, srun back after $(since "$cut_at" "$done_at") s (Slurm $slurm_version)"
+pass "--ddp-min-nodes: the step went on with one node fewer, WORLD_SIZE halved, training again after $(since "$cut_at" "$again_at") s, srun back after $(since "$cut_at" "$done_at") s (Slurm $(slurm_version))"

@@ -20,14 +20,9 @@ args=(--model mlp --data /usr/share/datasets/fashion-mnist --limit-train 16384 -
   --epochs 12)
 lost=$CLUSTER_NAME-n1
 veth=sddp${CLUSTER_NAME}1
-slurm_version=$(srun --version | awk '{print $2}')
-node_fail_rc=1
-[[ $slurm_version == 22.05.* ]] && node_fail_rc=0
 
 finish() { node_back 1 || true; cleanup_work; }
 trap finish EXIT
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 # wait_then_stamp FILE PATTERN SECONDS: the time the pattern first showed up.
 wait_then_stamp() { wait_lines "$1" "$2" 1 "$3"; now; }
 
@@ -54,7 +49,7 @@ resumed_at=$(wait_then_stamp "$WORK/cut.out" "resuming from $WORK/snaps/snapshot
 wait_exit "$BG_PID" 120
 done_at=$(now)
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/cut.out") ERR=$(cat "$WORK/cut.err")
-expect_rc "$node_fail_rc" "srun after a node loss that the spare covered (Slurm $slurm_version)"
+expect_rc "$(srun_rc_after_node_failure)" "srun after a node loss that the spare covered (Slurm $(slurm_version))"
 expect_in "$ERR" "node 1 ($(hostname), " "the lost node is named"
 expect_in "$ERR" "was lost: no heartbeat for 5 s (node down or network cut?) (attempt 0); spare node 2 " \
   "the cause names the loss, the attempt and the spare"
@@ -82,7 +77,7 @@ again_at=$(wait_then_stamp "$WORK/crash.out" "attempt=1 restart_count=1" 60)
 wait_exit "$BG_PID" 120
 crash_done=$(now)
 OUT=$(sed 's/^\[rank [0-9]*\] //' "$WORK/crash.out") ERR=$(cat "$WORK/crash.err")
-expect_rc "$node_fail_rc" "srun after node 1 crashed (Slurm $slurm_version)"
+expect_rc "$(srun_rc_after_node_failure)" "srun after node 1 crashed (Slurm $(slurm_version))"
 expect_in "$ERR" "was lost: its agent's connection ended" "the crash is noticed at once"
 expect_in "$ERR" "spare node 2 ($(hostname), " "the spare takes over"
 expect_eq "$(grep -c '^attempt=1 restart_count=1 resumed_from=[0-9]* .* world=4 ' <<<"$OUT")" "4" \
@@ -108,4 +103,4 @@ expect_in "$ERR" "(the failure that ran its check: worker rank 3 (local rank 1) 
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n2")" "2" "two ranks on the spare"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
 expect_not_in "$ERR" "Node failure" "Slurm lost no node"
-pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s; an unhealthy node replaced (Slurm $slurm_version)"
+pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s; an unhealthy node replaced (Slurm $(slurm_version))"
