@@ -176,7 +176,7 @@ class Agent {
   NodePlan& plan_;
   EventLoop loop_;
   SignalFd signals_;
-  WorkerGroup group_;
+  WorkerGroup group_{config_.workers_nofile};
   OutputRouter output_;
   std::optional<Coordinator> coordinator_;
   std::optional<RdzvClient> client_;
@@ -735,8 +735,7 @@ int Agent::run() {
   cfg.secret = config_.secret;
   cfg.node_rank = plan_.node_rank;
   cfg.nproc = plan_.nproc;
-  for (const auto& p : plan_.placements)
-    cfg.workers += (cfg.workers.empty() ? "" : ";") + p.gpu_bus_id + "|" + p.cpus + "|" + p.nic;
+  cfg.workers = plan_.placements;
   cfg.host = host_;
   cfg.coordinator_addr = config_.standalone ? "127.0.0.1" : plan_.master_addr;
   cfg.coordinator_port = coordinator_ ? coordinator_->port() : plan_.rdzv_port;

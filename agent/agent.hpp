@@ -21,7 +21,10 @@
 //             at once (FINISHED), with no exit barrier holding the allocation.
 #pragma once
 
+#include <sys/resource.h>
+
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,7 @@ struct AgentConfig {
   std::string secret;       // the step's rendezvous secret (standalone: made up here)
   OutputOptions output;
   bool one_gpu_per_worker = false;  // CUDA_VISIBLE_DEVICES = the worker's own GPU only
+  std::optional<rlimit> workers_nofile;  // the open-files limit the workers get (ddp::raise_open_files_limit)
 };
 
 // Runs the workers to the end; returns the agent's exit code: 0, the failed

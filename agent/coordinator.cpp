@@ -314,7 +314,13 @@ void Coordinator::handle_join(std::uint32_t node, const rdzv::Message& m) {
   n.nproc = std::uint32_t(*nproc);
   n.host = m.get("host").value_or("?");
   n.addr = m.get("addr").value_or("?");
-  n.workers = m.get("workers").value_or("");
+  auto workers = decode_placements(m.get("workers").value_or(""));
+  if (!workers)
+    return finish(1,
+                  "node " + std::to_string(node) + " (" + printable(n.host, 200) + ") sent placements node 0 cannot read (" +
+                      workers.error() + "): install the same slurm-ddp release on every node",
+                  "ABORT");
+  n.workers = std::move(workers).value();
   for (const auto& other : nodes_)
     if (!other.joined) return;
   all_joined();
@@ -349,19 +355,9 @@ void Coordinator::print_summary() const {
     const std::uint32_t workers = groups[g].workers;
     spdlog::info("  node {} ({}, {}): group {}, ranks {}-{}", groups[g].node, n.host, n.addr, g, rank,
                  rank + workers - 1);
-    std::size_t pos = 0;
-    for (std::uint32_t local = 0; local < workers; ++local, ++rank) {
-      const auto end = std::min(n.workers.find(';', pos), n.workers.size());
-      std::string place = pos < n.workers.size() ? n.workers.substr(pos, end - pos) : "";
-      pos = end + 1;
-      // "gpu|cpus|nic"
-      const auto a = place.find('|'), b = place.find('|', a == std::string::npos ? a : a + 1);
-      const std::string gpu = a == std::string::npos ? "" : place.substr(0, a);
-      const std::string cpus = b == std::string::npos ? "" : place.substr(a + 1, b - a - 1);
-      const std::string nic = b == std::string::npos ? "" : place.substr(b + 1);
-      spdlog::info("    rank {}: {}cpus {}{}", rank, gpu.empty() ? "" : "gpu " + gpu + " ",
-                   cpus.empty() ? "unbound" : cpus, nic.empty() ? "" : " nic " + nic);
-    }
+    for (std::uint32_t local = 0; local < workers; ++local, ++rank)
+      spdlog::info("    rank {}: {}", rank,
+                   describe_placement(local < n.workers.size() ? n.workers[local] : WorkerPlacement{}));
   }
   for (const auto spare : spare_nodes(*roster_))
     spdlog::info("  node {} ({}, {}): spare", spare, nodes_[spare].host, nodes_[spare].addr);
@@ -386,14 +382,8 @@ void Coordinator::start_attempt() {
   if (config_.verbose && roster_changed_) print_summary();
   roster_changed_ = false;
   phase_ = Phase::Running;
-  // Worker rank 0 will listen on MASTER_PORT here, on node 0: a port already
-  // taken would otherwise surface as an EADDRINUSE deep inside PyTorch.
   const std::uint16_t port = config_.master_port(attempt_);
-  if (const auto free = tcp_port_free(config_.master_addr, port); free && !*free)
-    return finish(1,
-                  "MASTER_PORT " + std::to_string(port) + " is already in use on node 0 (" + config_.master_addr +
-                      "), probably by another job; choose a free port with --ddp-port=PORT",
-                  "ABORT");
+  if (auto free = check_master_port_free(config_.master_addr, port); !free) return finish(1, free.error(), "ABORT");
   rdzv::Message start{"START", {}};
   start.set("attempt", attempt_)
       .set("master_addr", config_.master_addr)

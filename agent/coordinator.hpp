@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "ddp/placement.hpp"
 #include "ddp/roster.hpp"
 #include "event_loop.hpp"
 
@@ -130,7 +131,7 @@ class Coordinator {
     std::uint64_t peer = 0;
     std::uint32_t nproc = 0;
     std::string host, addr;
-    std::string workers;  // "gpu|cpus|nic" per worker, ';'-separated (for the verbose summary)
+    std::vector<WorkerPlacement> workers;  // from JOIN (for the verbose summary)
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
     std::optional<std::uint32_t> failed_attempt;  // reported a failure in that attempt

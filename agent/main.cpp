@@ -15,6 +15,7 @@
 
 #include "agent.hpp"
 #include "worker_group.hpp"
+#include "ddp/limits.hpp"
 #include "ddp/rdzv_protocol.hpp"
 #include "ddp/version.hpp"
 
@@ -24,7 +25,7 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_logger_st("ddp-agent");
   logger->set_pattern("ddp-agent: %^%l%$: %v");
   spdlog::set_default_logger(logger);
-  ddp::agent::raise_open_files_limit();
+  const auto workers_nofile = ddp::raise_open_files_limit();
 
   CLI::App app{"ddp-agent: starts and supervises the data-parallel workers of one node"};
   app.set_version_flag("--version", std::string("ddp-agent ") + kVersion);
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
 
   agent::AgentConfig config;
   config.command = command;
+  config.workers_nofile = workers_nofile;
   config.grace = std::chrono::milliseconds(std::int64_t(grace_s * 1000));
   config.output.prefix = !no_prefix;
   config.output.log_dir = log_dir;

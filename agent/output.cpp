@@ -75,11 +75,8 @@ Result<std::vector<std::uint32_t>> parse_rank_list(std::string_view text) {
   };
   if (trim(text).empty()) return bad("it names no rank");
   std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // inclusive
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = std::min(text.find(',', start), text.size());
-    const auto item = trim(text.substr(start, comma - start));
-    start = comma + 1;
+  for (const auto piece : split_list(text)) {
+    const auto item = trim(piece);
     const auto dash = item.find('-');
     const auto first = parse_uint(trim(item.substr(0, dash)), 0, kMaxRank, "rank");
     const auto last =

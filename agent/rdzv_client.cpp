@@ -148,7 +148,7 @@ void RdzvClient::on_message(const rdzv::Message& m) {
       const auto route = route_to(config_.coordinator_addr);
       join.set("version", rdzv::kProtocolVersion)
           .set("nproc", config_.nproc)
-          .set("workers", config_.workers)
+          .set("workers", encode_placements(config_.workers))
           .set("host", config_.host)
           .set("addr", route ? route->source_address : std::string("?"));
       return send(join);

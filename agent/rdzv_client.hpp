@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "ddp/placement.hpp"
 #include "event_loop.hpp"
 
 namespace ddp::agent {
@@ -23,7 +24,7 @@ struct ClientConfig {
   std::string secret;
   std::uint32_t node_rank = 0;
   std::uint32_t nproc = 1;
-  std::string workers;  // this node's placements, "gpu|cpus|nic" per worker, ';'-separated
+  std::vector<WorkerPlacement> workers;  // this node's placements (for node 0's verbose summary)
   std::string host;
   std::string coordinator_addr;  // node 0's address (MASTER_ADDR)
   std::uint16_t coordinator_port = 0;

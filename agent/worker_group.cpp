@@ -14,15 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "ddp/limits.hpp"
-
 namespace ddp::agent {
-
-namespace {
-std::optional<rlimit> g_original_nofile;  // what the agent was started with, when it raised it
-}  // namespace
-
-void raise_open_files_limit() { g_original_nofile = ddp::raise_open_files_limit(); }
 
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -68,7 +60,7 @@ Status WorkerGroup::start(const std::vector<std::string>& command, const std::ve
       for (int sig = 1; sig < NSIG; ++sig)
         if (sig != SIGKILL && sig != SIGSTOP) ::signal(sig, SIG_DFL);
       ::sigprocmask(SIG_SETMASK, &child_sigmask, nullptr);
-      if (g_original_nofile) ::setrlimit(RLIMIT_NOFILE, &*g_original_nofile);
+      if (workers_nofile_) ::setrlimit(RLIMIT_NOFILE, &*workers_nofile_);
       // The agent itself may be pinned to one CPU (Slurm 22.05 implies --exact
       // with --cpus-per-task); each worker gets its own planned CPUs instead.
       if (launch.stdout_fd >= 0) ::dup2(launch.stdout_fd, 1);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -30,14 +31,12 @@ struct WorkerExit {
   std::string describe() const;  // "exited with code 3" / "was killed by SIGKILL"
 };
 
-// Node 0's coordinator holds one socket per node: the agent raises its own
-// soft open-files limit to the hard one (1024 is common, and too few for a
-// 1024-node job) and gives the workers back the limit they would have had.
-void raise_open_files_limit();
-
 class WorkerGroup {
  public:
-  WorkerGroup() = default;
+  // Node 0's coordinator holds one socket per node: the agent raises its own
+  // soft open-files limit (ddp/limits.hpp) and gives the workers back the
+  // limit they would have had, `workers_nofile` (none: the agent's own).
+  explicit WorkerGroup(std::optional<rlimit> workers_nofile = std::nullopt) : workers_nofile_(workers_nofile) {}
   WorkerGroup(const WorkerGroup&) = delete;
   WorkerGroup& operator=(const WorkerGroup&) = delete;
   ~WorkerGroup();  // kills whatever still runs: never leave workers behind
@@ -82,6 +81,7 @@ class WorkerGroup {
     bool running = false;
   };
   std::vector<Worker> workers_;
+  std::optional<rlimit> workers_nofile_;
 };
 
 std::string signal_name(int sig);

@@ -25,27 +25,13 @@ int local_task(spank_t sp) {
   return id;
 }
 
-// MASTER_PORT must be free on node 0, where worker rank 0 will listen on it; a
-// port already taken would otherwise surface as an EADDRINUSE deep inside
-// PyTorch. (Racy by nature: this catches the common case, not a bind race.)
-// In the agent shape node 0's agent checks MASTER_PORT itself (its coordinator
-// can then stop every node at once); here only what must be free before it runs.
+// On node 0, what must be free before anything starts (netif.hpp). In the
+// agent shape node 0's coordinator checks MASTER_PORT itself, before every
+// attempt (it can then stop every node at once); here the rendezvous port.
 Status check_ports(const NodePlan& plan, bool agent_shape) {
   if (plan.node_rank != 0) return Ok{};
-  if (!agent_shape) {
-    const auto free = tcp_port_free(plan.master_addr, plan.master_port);
-    if (free && !*free)  // (when it cannot tell, the workers will)
-      return fail("MASTER_PORT " + std::to_string(plan.master_port) + " is already in use on " + plan.master_addr +
-                  " (another job on this node?); choose a free port with --ddp-port=PORT");
-    return Ok{};
-  }
-  const auto rdzv = tcp_port_free(plan.master_addr, plan.rdzv_port);
-  if (rdzv && !*rdzv)
-    return fail("the rendezvous port " + std::to_string(plan.rdzv_port) +
-                " (derived from PortRange) is already in "
-                "use on " +
-                plan.master_addr + " (another job on this node?); ask the admin to widen PortRange");
-  return Ok{};
+  return agent_shape ? check_rdzv_port_free(plan.master_addr, plan.rdzv_port)
+                     : check_master_port_free(plan.master_addr, plan.master_port);
 }
 
 void say_plan(const NodePlan& plan) {
@@ -65,12 +51,7 @@ void say_plan(const NodePlan& plan) {
   for (std::uint32_t i = 0; i < plan.nproc; ++i) {
     std::string line = "node " + std::to_string(plan.node_rank) + " worker " + std::to_string(i) + " (rank " +
                        std::to_string(plan.rank_base + i) + ")";
-    if (i < plan.placements.size()) {
-      const auto& p = plan.placements[i];
-      if (!p.gpu_bus_id.empty()) line += " gpu " + p.gpu_bus_id;
-      line += p.cpus.empty() ? " cpus unbound" : " cpus " + p.cpus;
-      if (!p.nic.empty()) line += " nic " + p.nic;
-    }
+    if (i < plan.placements.size()) line += " " + describe_placement(plan.placements[i]);
     say(line);
   }
 }

@@ -20,12 +20,7 @@ Result<T> item(spank_t sp, spank_item_t which, const char* what) {
 std::vector<std::string> split_commas(const std::string& list) {
   std::vector<std::string> out;
   if (trim(list).empty()) return out;
-  std::size_t pos = 0;
-  while (pos <= list.size()) {
-    const auto comma = std::min(list.find(',', pos), list.size());
-    out.emplace_back(trim(std::string_view(list).substr(pos, comma - pos)));
-    pos = comma + 1;
-  }
+  for (const auto item : split_list(list)) out.emplace_back(trim(item));
   return out;
 }
 

@@ -225,10 +225,7 @@ Result<std::vector<unsigned>> parse_cpu_list(std::string_view text) {
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     return ec == std::errc() && ptr == digits.data() + digits.size() && value <= kMaxCpu;
   };
-  std::size_t begin = 0;
-  while (true) {
-    const auto comma = list.find(',', begin);
-    const auto item = list.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
+  for (const auto item : split_list(list)) {
     const auto dash = item.find('-');
     unsigned low = 0, high = 0;
     if (dash == std::string_view::npos) {
@@ -240,8 +237,6 @@ Result<std::vector<unsigned>> parse_cpu_list(std::string_view text) {
       if (low > high) return bad(item, "is a range whose low end is above its high end");
     }
     for (unsigned cpu = low; cpu <= high; ++cpu) cpus.push_back(cpu);
-    if (comma == std::string_view::npos) break;
-    begin = comma + 1;
   }
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());

@@ -92,4 +92,18 @@ Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port) 
   return fail("cannot test port " + std::to_string(port) + " on " + ipv4_address + ": " + std::strerror(errno));
 }
 
+Status check_master_port_free(const std::string& node0_address, std::uint16_t port) {
+  if (const auto free = tcp_port_free(node0_address, port); free && !*free)
+    return fail("MASTER_PORT " + std::to_string(port) + " is already in use on node 0 (" + node0_address +
+                "), probably by another job; choose a free port with --ddp-port=PORT");
+  return Ok{};
+}
+
+Status check_rdzv_port_free(const std::string& node0_address, std::uint16_t port) {
+  if (const auto free = tcp_port_free(node0_address, port); free && !*free)
+    return fail("the rendezvous port " + std::to_string(port) + " (derived from PortRange) is already in use on node 0 (" +
+                node0_address + "), probably by another job; ask the admin to widen PortRange");
+  return Ok{};
+}
+
 }  // namespace ddp

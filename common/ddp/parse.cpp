@@ -13,6 +13,16 @@ std::string_view trim(std::string_view text) {
   return text.substr(begin, end - begin + 1);
 }
 
+std::vector<std::string_view> split_list(std::string_view text, char separator) {
+  std::vector<std::string_view> pieces;
+  for (std::size_t start = 0;;) {
+    const auto end = text.find(separator, start);
+    pieces.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return pieces;
+    start = end + 1;
+  }
+}
+
 std::string printable(std::string_view text, std::size_t max) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ddp/result.hpp"
 
@@ -26,6 +27,12 @@ Result<PortRange> parse_port_range(std::string_view text, std::string_view what)
 
 // Leading/trailing blanks removed.
 std::string_view trim(std::string_view text);
+
+// `text` cut at every `separator`, the pieces as they are (not trimmed; empty
+// pieces kept: "a,,b" gives 3, "" gives one empty piece). Every list the
+// project reads (ranks, CPUs, Slurm's task counts, partitions, wire lists,
+// placements) is split here and its pieces checked by its own parser.
+std::vector<std::string_view> split_list(std::string_view text, char separator = ',');
 
 // `text` made safe for one log line: control characters written as \n, \t,
 // \r or \xNN (a backslash as \\), and cut to at most `max` characters with

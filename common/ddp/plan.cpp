@@ -69,15 +69,7 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("GROUPS"), std::to_string(plan.groups));
   env.set(key("HEALTH_CHECK"), plan.health_check);
   env.set(key("HEALTH_CHECK_TIMEOUT_MS"), std::to_string(plan.health_check_timeout_ms));
-  env.unset_prefix(key("WORKER_"));
-  for (std::size_t i = 0; i < plan.placements.size(); ++i) {
-    const auto& p = plan.placements[i];
-    const auto base = key("WORKER_" + std::to_string(i) + "_");
-    env.set(base + "GPU", p.gpu);
-    env.set(base + "BUS_ID", p.gpu_bus_id);
-    env.set(base + "CPUS", p.cpus);
-    env.set(base + "NIC", p.nic);
-  }
+  env.set(key("WORKERS"), encode_placements(plan.placements));
 }
 
 Result<NodePlan> read_plan(const Environment& env) {
@@ -142,14 +134,9 @@ Result<NodePlan> read_plan(const Environment& env) {
   plan.export_ib_hca = env.get(key("EXPORT_IB_HCA")).value_or("0") == "1";
   plan.requeue = env.get(key("REQUEUE")).value_or("0") == "1";
   plan.health_check = env.get(key("HEALTH_CHECK")).value_or("");
-  for (std::uint32_t i = 0; i < plan.nproc; ++i) {
-    const auto base = key("WORKER_" + std::to_string(i) + "_");
-    if (!env.has(base + "GPU")) break;
-    plan.placements.push_back({env.get(base + "GPU").value_or(""), env.get(base + "BUS_ID").value_or(""),
-                               env.get(base + "CPUS").value_or(""), env.get(base + "NIC").value_or("")});
-  }
-  for (const auto& p : plan.placements)
-    if (!p.cpus.empty() && !parse_cpu_list(p.cpus)) return fail("the plan's CPU list '" + p.cpus + "' is malformed");
+  auto placements = decode_placements(env.get(key("WORKERS")).value_or(""));
+  if (!placements) return fail(key("WORKERS") + ": " + placements.error());
+  plan.placements = std::move(*placements);
   if (!plan.placements.empty() && plan.placements.size() != plan.nproc)
     return fail("the plan places " + std::to_string(plan.placements.size()) + " of " + std::to_string(plan.nproc) +
                 " workers");
@@ -262,12 +249,9 @@ namespace ddp {
 Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text) {
   std::vector<std::uint32_t> counts;
   const std::string what = "SLURM_TASKS_PER_NODE=" + std::string(text);
-  std::size_t pos = 0;
   text = trim(text);
   if (text.empty()) return fail(what + " is empty");
-  while (pos <= text.size()) {
-    const auto comma = std::min(text.find(',', pos), text.size());
-    std::string_view item = text.substr(pos, comma - pos);
+  for (auto item : split_list(text)) {
     std::uint64_t repeat = 1;
     if (const auto paren = item.find("(x"); paren != std::string_view::npos) {
       if (item.back() != ')') return fail(what + ": malformed repeat");
@@ -280,7 +264,6 @@ Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text) {
     if (!n) return fail(n.error());
     if (counts.size() + repeat > (1u << 20)) return fail(what + ": too many nodes");
     counts.insert(counts.end(), repeat, std::uint32_t(*n));
-    pos = comma + 1;
   }
   return counts;
 }

@@ -10,23 +10,14 @@
 
 #include "ddp/environment.hpp"
 #include "ddp/parse.hpp"
+#include "ddp/placement.hpp"
 #include "ddp/request.hpp"
 #include "ddp/result.hpp"
 
 namespace ddp {
 
-inline constexpr int kPlanVersion = 4;
+inline constexpr int kPlanVersion = 5;
 inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
-
-// Where one worker runs: worked out by the plugin (hwloc), applied by the agent
-// (or by the plugin itself in task mode). Empty fields: not bound.
-struct WorkerPlacement {
-  std::string gpu;         // this worker's entry of CUDA_VISIBLE_DEVICES
-  std::string gpu_bus_id;  // for messages
-  std::string cpus;        // CPU list to pin to, "0-3,8"
-  std::string nic;         // closest RDMA NIC ("mlx5_0"); exported only when the site asks
-  bool operator==(const WorkerPlacement&) const = default;
-};
 
 struct NodePlan {
   std::string run_id;           // the same on every node: "JOBID.STEPID" under Slurm

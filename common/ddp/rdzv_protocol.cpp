@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ddp/parse.hpp"
+
 namespace ddp::rdzv {
 
 namespace {
@@ -220,10 +222,7 @@ Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, 
     return one.get_uint(key, min, max);
   };
   std::vector<std::uint32_t> values;
-  std::size_t pos = 0;
-  for (;;) {
-    const auto comma = std::min(text->find(',', pos), text->size());
-    const std::string_view run = std::string_view(*text).substr(pos, comma - pos);
+  for (const auto run : split_list(*text)) {
     const auto dash = run.find('-'), times = run.find('x');
     std::uint64_t first = 0, count = 1, step = 0;
     if (dash != std::string_view::npos) {  // "A-B", A < B
@@ -244,9 +243,8 @@ Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, 
     if (values.size() + count > max_items)
       return fail(name + " has more than " + std::to_string(max_items) + " numbers");
     for (std::uint64_t i = 0; i < count; ++i) values.push_back(std::uint32_t(first + i * step));
-    if (comma == text->size()) return values;
-    pos = comma + 1;
   }
+  return values;
 }
 
 Message& Message::set(std::string key, const std::vector<std::uint32_t>& values) {

@@ -21,8 +21,9 @@
 namespace ddp::rdzv {
 
 // The messages' version (CHALLENGE and JOIN carry it; every node must run the
-// same). 2: START names each group's node (--ddp-spares).
-inline constexpr int kProtocolVersion = 2;
+// same). 2: START names each group's node (--ddp-spares); 3: JOIN's `workers`
+// in the placements' one text form (placement.hpp).
+inline constexpr int kProtocolVersion = 3;
 // The challenge-response's version, in the strings the MACs cover (below):
 // unchanged since protocol 1.
 inline constexpr int kAuthVersion = 1;

@@ -109,7 +109,7 @@ namespace ddp {
 // `lookup(name)` returns the variable's value or nullopt.
 Status apply_environment(DdpRequest& request, const std::function<std::optional<std::string>(const char*)>& lookup);
 
-// Refuses a second launcher inside agent mode: the agent already starts the
+// Refuses a second launcher in the agent shape: the agent already starts the
 // workers, so `srun --ddp torchrun ...` would start workers x workers.
 // `argv` is the step's command line; `local_rank_set`: LOCAL_RANK is already in
 // the step's environment.

@@ -148,11 +148,9 @@ Result<ConfigLine> parse_line(std::string_view text, std::string origin) {
         line.nodes = std::string(value);
       } else {
         line.scope = ConfigLine::Scope::Partitions;
-        for (std::size_t start = 0; start <= value.size();) {
-          const auto comma = std::min(value.find(',', start), value.size());
-          if (comma == start) return fail("PartitionName=" + std::string(value) + " has an empty name");
-          line.partitions.emplace_back(value.substr(start, comma - start));
-          start = comma + 1;
+        for (const auto name : split_list(value)) {
+          if (name.empty()) return fail("PartitionName=" + std::string(value) + " has an empty name");
+          line.partitions.emplace_back(name);
         }
       }
       continue;

@@ -28,7 +28,7 @@ expect_in "$ERR" "ddp: --ddp-procs sets CPU workers but --ddp=gpu asks for GPU w
 run srun -N1 --ddp=cpu --ddp-port=80 true
 expect_in "$ERR" "ddp: --ddp-port=80 is out of range; use a number between 1024 and 65535" "privileged port"
 
-# A second launcher inside agent mode would start workers x workers.
+# A second launcher in the agent shape would start workers x workers.
 run srun -N2 --ddp=cpu torchrun --nproc_per_node=2 x.py
 expect_failure "srun --ddp torchrun"
 expect_in "$ERR" "ddp: the step's command is torchrun, a launcher" "double launch refused"

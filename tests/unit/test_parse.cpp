@@ -61,8 +61,19 @@ START_TEST(printable_keeps_one_bounded_line) {
 }
 END_TEST
 
+START_TEST(split_list_keeps_every_piece) {
+  using V = std::vector<std::string_view>;
+  ck_assert(split_list("a,b , c") == (V{"a", "b ", " c"}));
+  ck_assert(split_list("a,,b") == (V{"a", "", "b"}));
+  ck_assert(split_list("") == (V{""}));
+  ck_assert(split_list(",") == (V{"", ""}));
+  ck_assert(split_list("x|y;z|w", ';') == (V{"x|y", "z|w"}));
+}
+END_TEST
+
 Suite* parse_suite() {
   return make_suite("parse", {uint_accepts_range_bounds, uint_rejects_garbage_with_the_range,
                               uint_rejects_out_of_range_and_overflow, port_range_parses_and_checks_order,
-                              trim_removes_blanks_only_at_the_ends, printable_keeps_one_bounded_line});
+                              trim_removes_blanks_only_at_the_ends, printable_keeps_one_bounded_line,
+                              split_list_keeps_every_piece});
 }

@@ -79,8 +79,11 @@ START_TEST(plan_missing_or_inconsistent_is_refused) {
   env.set("DDP_PLAN_MODE", "auto");
   ck_assert(!read_plan(env).ok());
   write_plan(sample_plan(), env);
-  env.unset("DDP_PLAN_WORKER_2_GPU");  // placements for some workers only
+  env.set("DDP_PLAN_WORKERS", "0|a|0-1|;1|b|2-3|");  // placements for some workers only
   CK_CONTAINS(read_plan(env).error(), "places 2 of 4 workers");
+  write_plan(sample_plan(), env);
+  env.set("DDP_PLAN_WORKERS", "0|a|0-1|;1|b|2-3|;2|c|4-5|;3|d|6-x|");
+  CK_CONTAINS(read_plan(env).error(), "DDP_PLAN_WORKERS: the placement's CPU list '6-x' is malformed");
   write_plan(sample_plan(), env);
   env.set("DDP_PLAN_SPARES", "2");  // 3 nodes: 2 groups and 2 spares do not add up
   CK_CONTAINS(read_plan(env).error(), "do not fit DDP_PLAN_NNODES");
@@ -232,6 +235,29 @@ START_TEST(later_attempts_get_fresh_ports_unless_fixed) {
 }
 END_TEST
 
+// One text form for a node's placements: the plan's DDP_PLAN_WORKERS and
+// JOIN's `workers` both carry it, and a malformed one is refused, not guessed.
+START_TEST(placements_round_trip_through_their_one_text_form) {
+  const auto placements = sample_plan().placements;
+  const auto text = encode_placements(placements);
+  ck_assert_str_eq(text.c_str(),
+                   "0|0000:10:00.0|0-1|mlx5_0;1|0000:11:00.0|2-3|mlx5_0;2|0000:12:00.0|4-5|mlx5_1;"
+                   "3|0000:13:00.0|6-7|mlx5_1");
+  const auto back = decode_placements(text);
+  ck_assert(back.ok());
+  ck_assert(*back == placements);
+  ck_assert(decode_placements("")->empty());
+  const auto unbound = decode_placements("|||;|||");
+  ck_assert(unbound.ok());
+  ck_assert_uint_eq(unbound->size(), 2);
+  CK_STR_EQ(describe_placement((*unbound)[0]), "cpus unbound");
+  CK_STR_EQ(describe_placement(placements[2]), "gpu 0000:12:00.0 cpus 4-5 nic mlx5_1");
+  CK_CONTAINS(decode_placements("0|a|0-1").error(), "'0|a|0-1' is not GPU|BUS_ID|CPUS|NIC");
+  CK_CONTAINS(decode_placements("0|a|0-1|n|extra").error(), "is not GPU|BUS_ID|CPUS|NIC");
+  CK_CONTAINS(decode_placements("0|a|3-1|").error(), "CPU list '3-1' is malformed");
+}
+END_TEST
+
 START_TEST(batch_script_port_differs_from_the_steps) {
   const PortRange range{20000, 29999};
   const auto batch = derive_port(range, 4242, 0xfffffffb, 0);
@@ -247,5 +273,5 @@ Suite* plan_suite() {
                jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,
                tasks_per_node_expands_slurm_notation, task_shape_counts_are_slurms_tasks,
                batch_script_port_differs_from_the_steps, later_attempts_get_fresh_ports_unless_fixed,
-               task_shape_gpu_per_task_is_refused_with_the_fix});
+               task_shape_gpu_per_task_is_refused_with_the_fix, placements_round_trip_through_their_one_text_form});
 }
