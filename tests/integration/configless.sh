@@ -80,7 +80,7 @@ if ((major > 23 || (major == 23 && minor >= 11))); then
 else
   for node in "$CLUSTER_NAME-n0" "$CLUSTER_NAME-n1"; do
     [[ ! -e $CLUSTER_DIR/spool/$node/conf-cache/ddp-plugstack.conf ]] ||
-      fail "Slurm $major.$minor shipped an included plugstack file: the README says it does not; update both"
+      fail "Slurm $major.$minor shipped an included plugstack file: doc/admin.md says it does not; update both"
   done
   bad_line_check
   pass "configless (Slurm $major.$minor): the plugstack.conf line's settings reach every worker from the nodes' caches; included files are not shipped, as documented"
