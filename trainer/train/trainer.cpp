@@ -117,7 +117,7 @@ Result<std::optional<ResumePoint>> resume(const TrainOptions& o, const WorkerIde
   return point;
 }
 
-// PyTorch's initialisation, the same on every rank (rank 0's wins anyway).
+// PyTorch's initialisation from --seed; resume() then gives every rank rank 0's.
 void upload_initial_parameters(Ops& ops, Model& model, const RunPlan& plan, std::uint64_t seed) {
   const std::vector<float> init = initial_parameters(plan.spec, plan.layout, seed);
   ops.upload(model.parameters(), init.data(), plan.layout.parameters);
@@ -471,6 +471,9 @@ int run_training(const TrainOptions& o) {
   };
   std::signal(SIGUSR1, on_sigusr1);
 
+  // Each step borrows from the ones before it, and locals go in reverse
+  // order: the model and buffers before the backends, the backends before
+  // the session whose store they use.
   auto data = load_data(o);
   if (!data) return die(data.error());
   auto planned = plan_run(o, id.world_size, data->train);
