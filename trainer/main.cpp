@@ -10,21 +10,12 @@
 #include "train/options.hpp"
 #include "train/trainer.hpp"
 
-int main(int argc, char** argv) {
-  // One Gloo socket per peer, and rank 0's store one per rank: a 1024 soft
-  // limit is too few for a large job.
-  ddp::raise_open_files_limit();
-  using ddp::train::TrainOptions;
-  TrainOptions o;
-  CLI::App app{
-      "ddp-train: data-parallel training in C++ (MLP, autoencoder, linear regression).\n"
-      "One process per rank, started by srun --ddp, ddp-agent or torchrun (RANK, WORLD_SIZE,\n"
-      "MASTER_ADDR, MASTER_PORT, ...); with none of those set it trains alone.",
-      "ddp-train"};
-  app.set_version_flag("--version",
-                       std::string("ddp-train ") + ddp::kVersion + "\ngpu backend: " +
-                           ddp::train::gpu_backend_description());
+namespace {
 
+using ddp::train::TrainOptions;
+
+// Returns --hidden, whose count tells an empty list from none given.
+CLI::Option* add_model_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--model", o.model, "mlp (classifier, cross-entropy), ae (autoencoder, MSE), linear (regression)")
       ->check(CLI::IsMember({"mlp", "ae", "linear"}))
       ->capture_default_str();
@@ -37,6 +28,10 @@ int main(int argc, char** argv) {
   app.add_option("--limit-train", o.limit_train, "use only the first N training rows (0 = all)");
   app.add_option("--limit-test", o.limit_test, "use only the first N test rows (0 = all)");
   app.add_option("--synthetic-rows", o.synthetic_train, "training rows of --data synthetic")->capture_default_str();
+  return hidden;
+}
+
+void add_training_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--epochs", o.epochs, "epochs to train")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--batch-size", o.batch_size, "GLOBAL batch: split over all ranks and accumulation steps")
       ->check(CLI::PositiveNumber)
@@ -50,6 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--seed", o.seed, "initialisation, shuffling and synthetic data")->capture_default_str();
   app.add_flag("!--no-shuffle", o.shuffle, "visit the training rows in order");
+}
+
+void add_backend_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--device", o.device, "cpu (OpenBLAS + Gloo) or cuda (cuBLAS + NCCL, one GPU per rank)")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
@@ -76,6 +74,9 @@ int main(int argc, char** argv) {
   app.add_option("--comm-timeout", o.comm_timeout_s, "seconds a collective may take before the run fails")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+}
+
+void add_output_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--metrics", o.metrics, "JSON Lines file: one record per epoch and a final one (rank 0)");
   app.add_option("--snapshot-dir", o.snapshot_dir, "where rank 0 saves snapshots and every run resumes from");
   app.add_option("--save-every", o.save_every, "epochs between snapshots (0 = only on SIGUSR1)")
@@ -91,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_flag("--log-all-ranks", o.log_all_ranks, "log from every rank, not only rank 0");
   app.add_flag("-v,--verbose", o.verbose, "more detail (bucket layout)");
   app.add_option("--dump-params", o.dump_params, "rank 0 writes the final parameters (raw float32) to FILE");
+}
+
+void add_testing_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--crash-at-step", o.crash_at_step,
                  "testing: the rank --crash-rank (default the last) SIGKILLs itself at this global step, "
                  "first attempt only");
@@ -103,6 +107,29 @@ int main(int argc, char** argv) {
   app.add_option("--crash-stage", o.crash_stage, "testing: where --crash-in-snapshot kills: write (half written) or "
                  "rename (written and synced, not yet renamed)")
       ->check(CLI::IsMember({"write", "rename"}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // One Gloo socket per peer, and rank 0's store one per rank: a 1024 soft
+  // limit is too few for a large job.
+  ddp::raise_open_files_limit();
+  TrainOptions o;
+  CLI::App app{
+      "ddp-train: data-parallel training in C++ (MLP, autoencoder, linear regression).\n"
+      "One process per rank, started by srun --ddp, ddp-agent or torchrun (RANK, WORLD_SIZE,\n"
+      "MASTER_ADDR, MASTER_PORT, ...); with none of those set it trains alone.",
+      "ddp-train"};
+  app.set_version_flag("--version",
+                       std::string("ddp-train ") + ddp::kVersion + "\ngpu backend: " +
+                           ddp::train::gpu_backend_description());
+  // In this order in --help.
+  CLI::Option* hidden = add_model_options(app, o);
+  add_training_options(app, o);
+  add_backend_options(app, o);
+  add_output_options(app, o);
+  add_testing_options(app, o);
 
   try {
     app.parse(argc, argv);

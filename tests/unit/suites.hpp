@@ -30,6 +30,7 @@ Suite* trainer_data_suite();
 Suite* trainer_math_suite();
 Suite* trainer_model_suite();
 Suite* trainer_dist_suite();
+Suite* trainer_resume_suite();
 Suite* rdzv_protocol_suite();
 Suite* output_suite();
 Suite* roster_suite();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace ddp::train {
@@ -89,16 +90,27 @@ std::string store_key(const std::string& run_id, int attempt, const std::string&
 
 // ---------------------------------------------------------------- server
 
-struct StoreServer::State {
+// The server's running part: the listening socket, the values, and the
+// thread that serves them (StoreServer's pimpl).
+struct StoreServer::Impl {
   int listen_fd = -1;
   int wake_pipe[2] = {-1, -1};
   std::uint16_t port = 0;
   std::size_t max_clients = 0;
   std::map<std::string, Bytes> data;
+  std::size_t stored_bytes = 0;  // keys and values in `data`
   std::thread thread;
 
+  struct Client {
+    int fd;
+    Bytes in;  // received, not yet a complete frame
+  };
+
   void serve();
-  ~State() {
+  bool read_from(Client& client);
+  std::optional<Bytes> answer(std::uint8_t op, const std::string& key, Bytes value);
+  void accept_client(std::vector<Client>& clients) const;
+  ~Impl() {
     if (thread.joinable()) {
       const char c = 'q';
       (void)!::write(wake_pipe[1], &c, 1);
@@ -109,14 +121,10 @@ struct StoreServer::State {
   }
 };
 
-void StoreServer::State::serve() {
-  struct Client {
-    int fd;
-    Bytes in;
-  };
+// Until a byte arrives on the wake pipe (the destructor).
+void StoreServer::Impl::serve() {
   std::vector<Client> clients;
   std::vector<pollfd> fds;
-  std::size_t stored_bytes = 0;  // keys and values in `data`
   for (;;) {
     fds.clear();
     fds.push_back({wake_pipe[0], POLLIN, 0});
@@ -128,104 +136,102 @@ void StoreServer::State::serve() {
     }
     if (fds[0].revents) return;
     std::vector<bool> drop(clients.size(), false);
-    for (std::size_t i = 0; i < clients.size(); ++i) {
-      if (!fds[i + 2].revents) continue;
-      char buf[65536];
-      const ssize_t n = ::recv(clients[i].fd, buf, sizeof buf, 0);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) {
-        drop[i] = true;
-        continue;
-      }
-      Bytes& in = clients[i].in;
-      in.insert(in.end(), buf, buf + n);
-      for (long len; (len = frame_length(in)) != 0;) {
-        if (len < 0) {
-          drop[i] = true;  // oversized: close this connection only
-          break;
-        }
-        const std::uint8_t op = std::uint8_t(in[0]);
-        const std::uint32_t key_len = get_u32(in.data() + 1);
-        std::string key(in.data() + 5, key_len);
-        Bytes value(in.begin() + 9 + key_len, in.begin() + len);
-        in.erase(in.begin(), in.begin() + len);
-        Bytes reply;
-        if (op == kSet) {
-          const auto old = data.find(key);
-          const std::size_t replaced = old == data.end() ? 0 : old->first.size() + old->second.size();
-          if (stored_bytes - replaced + key.size() + value.size() > kMaxStoredBytes) {
-            drop[i] = true;  // over the store's budget: close this connection only
-            break;
-          }
-          stored_bytes += key.size() + value.size() - replaced;
-          data[key] = std::move(value);
-          reply = frame(kOk, "", {});
-        } else if (op == kGet) {
-          auto it = data.find(key);
-          reply = it == data.end() ? frame(kMissing, "", {}) : frame(kValue, "", it->second);
-        } else {
-          drop[i] = true;
-          break;
-        }
-        if (!send_all(clients[i].fd, reply)) {
-          drop[i] = true;
-          break;
-        }
-      }
-    }
+    for (std::size_t i = 0; i < clients.size(); ++i)
+      if (fds[i + 2].revents) drop[i] = !read_from(clients[i]);
     for (std::size_t i = clients.size(); i-- > 0;)
       if (drop[i]) {
         ::close(clients[i].fd);
         clients.erase(clients.begin() + long(i));
       }
-    if (fds[1].revents & POLLIN) {
-      // Non-blocking, so send_all's 5 s bound holds: a client that stops
-      // reading is dropped instead of stalling every rank's bootstrap.
-      const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (fd >= 0) {
-        if (clients.size() >= max_clients) {
-          ::close(fd);
-        } else {
-          const int one = 1;
-          ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          clients.push_back({fd, {}});
-        }
-      }
-    }
+    if (fds[1].revents & POLLIN) accept_client(clients);
   }
 }
 
+// Reads what `client` sent and answers each complete request in it. False:
+// close this connection (closed by the peer, broken, oversized or over budget).
+bool StoreServer::Impl::read_from(Client& client) {
+  char buf[65536];
+  const ssize_t n = ::recv(client.fd, buf, sizeof buf, 0);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  if (n <= 0) return false;
+  Bytes& in = client.in;
+  in.insert(in.end(), buf, buf + n);
+  for (long len; (len = frame_length(in)) != 0;) {
+    if (len < 0) return false;  // oversized: close this connection only
+    const std::uint8_t op = std::uint8_t(in[0]);
+    const std::uint32_t key_len = get_u32(in.data() + 1);
+    std::string key(in.data() + 5, key_len);
+    Bytes value(in.begin() + 9 + key_len, in.begin() + len);
+    in.erase(in.begin(), in.begin() + len);
+    const std::optional<Bytes> reply = answer(op, key, std::move(value));
+    if (!reply || !send_all(client.fd, *reply)) return false;
+  }
+  return true;
+}
+
+// The reply to one request; nothing for an unknown op or a SET over the
+// store's budget (the caller closes that connection only).
+std::optional<Bytes> StoreServer::Impl::answer(std::uint8_t op, const std::string& key, Bytes value) {
+  if (op == kSet) {
+    const auto old = data.find(key);
+    const std::size_t replaced = old == data.end() ? 0 : old->first.size() + old->second.size();
+    if (stored_bytes - replaced + key.size() + value.size() > kMaxStoredBytes) return std::nullopt;
+    stored_bytes += key.size() + value.size() - replaced;
+    data[key] = std::move(value);
+    return frame(kOk, "", {});
+  }
+  if (op == kGet) {
+    auto it = data.find(key);
+    return it == data.end() ? frame(kMissing, "", {}) : frame(kValue, "", it->second);
+  }
+  return std::nullopt;
+}
+
+void StoreServer::Impl::accept_client(std::vector<Client>& clients) const {
+  // Non-blocking, so send_all's 5 s bound holds: a client that stops
+  // reading is dropped instead of stalling every rank's bootstrap.
+  const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) return;
+  if (clients.size() >= max_clients) {
+    ::close(fd);
+    return;
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  clients.push_back({fd, {}});
+}
+
 Result<std::unique_ptr<StoreServer>> StoreServer::listen(std::uint16_t port, std::size_t max_clients) {
-  auto state = std::make_unique<State>();
-  state->max_clients = max_clients;
-  if (::pipe2(state->wake_pipe, O_CLOEXEC) != 0) return fail("store: pipe: " + errno_text());
-  state->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (state->listen_fd < 0) return fail("store: socket: " + errno_text());
+  auto impl = std::make_unique<Impl>();
+  impl->max_clients = max_clients;
+  if (::pipe2(impl->wake_pipe, O_CLOEXEC) != 0) return fail("store: pipe: " + errno_text());
+  impl->listen_fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (impl->listen_fd < 0) return fail("store: socket: " + errno_text());
   const int one = 1;
   // SO_REUSEADDR as PyTorch's TCPStore: a restarted attempt may reuse the port
   // while the previous attempt's connections sit in TIME_WAIT.
-  ::setsockopt(state->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  ::setsockopt(impl->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_ANY);
   addr.sin_port = htons(port);
-  if (::bind(state->listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+  if (::bind(impl->listen_fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     return fail("rank 0 cannot host the bootstrap store on port " + std::to_string(port) + ": " + errno_text() +
                 (errno == EADDRINUSE ? " (another process holds MASTER_PORT; pick another with --ddp-port or "
                                        "torchrun --master_port)"
                                      : ""));
-  if (::listen(state->listen_fd, 1024) != 0) return fail("store: listen: " + errno_text());
+  if (::listen(impl->listen_fd, 1024) != 0) return fail("store: listen: " + errno_text());
   socklen_t len = sizeof addr;
-  ::getsockname(state->listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  state->port = ntohs(addr.sin_port);
-  State* raw = state.get();
-  state->thread = std::thread([raw] { raw->serve(); });
-  return std::unique_ptr<StoreServer>(new StoreServer(std::move(state)));
+  ::getsockname(impl->listen_fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  impl->port = ntohs(addr.sin_port);
+  Impl* raw = impl.get();
+  impl->thread = std::thread([raw] { raw->serve(); });
+  return std::unique_ptr<StoreServer>(new StoreServer(std::move(impl)));
 }
 
-StoreServer::StoreServer(std::unique_ptr<State> state) : state_(std::move(state)) {}
+StoreServer::StoreServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 StoreServer::~StoreServer() = default;
-std::uint16_t StoreServer::port() const { return state_->port; }
+std::uint16_t StoreServer::port() const { return impl_->port; }
 
 // ---------------------------------------------------------------- client
 

@@ -34,11 +34,11 @@ class StoreServer {
   StoreServer& operator=(const StoreServer&) = delete;
   std::uint16_t port() const;
 
-  struct State;
+  struct Impl;
 
  private:
-  explicit StoreServer(std::unique_ptr<State> state);
-  std::unique_ptr<State> state_;
+  explicit StoreServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 class StoreClient {

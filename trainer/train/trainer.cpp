@@ -4,22 +4,20 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 
-#include "data/dataset.hpp"
 #include "data/sampler.hpp"
-#include "dist/bootstrap.hpp"
-#include "dist/cpu_collectives.hpp"
-#include "gpu_backend.hpp"
-#include "model/layout.hpp"
 #include "model/model.hpp"
 #include "train/metrics.hpp"
+#include "train/ops_memory.hpp"
+#include "train/resume.hpp"
+#include "train/setup.hpp"
 #include "train/snapshot.hpp"
 #include "train/step.hpp"
 
@@ -40,23 +38,6 @@ std::string fmt_rate(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
-}
-
-DeviceSplit upload_split(Ops& ops, const Dataset& d) {
-  DeviceSplit s;
-  s.rows = d.rows;
-  s.width = d.width;
-  s.features = ops.alloc(d.features.size());
-  ops.upload(s.features, d.features.data(), d.features.size());
-  if (d.classes > 0) {
-    s.labels = ops.alloc_int(d.rows);
-    ops.upload_int(s.labels, d.labels.data(), d.rows);
-  } else {
-    s.target_width = d.target_width;
-    s.targets = ops.alloc(d.targets.size());
-    ops.upload(s.targets, d.targets.data(), d.targets.size());
-  }
-  return s;
 }
 
 // Fault injection for the tests, first attempt only, on the rank
@@ -104,412 +85,419 @@ class ProgressFile {
   int fd_ = -1;
 };
 
-void release_split(Ops& ops, DeviceSplit& s) {
-  for (void* p : {static_cast<void*>(s.features), static_cast<void*>(s.labels), static_cast<void*>(s.targets)})
-    if (p) ops.release(p);
+// The start-up log: the model, the ranks, the data and the buckets.
+void log_start(const TrainOptions& o, const RunPlan& plan, const DataSplits& data, const Backend& b, int world) {
+  spdlog::info("{} on {} rank(s) [{}], {}, lr {}, global batch {} ({} per rank x {} accumulation step(s))",
+               plan.spec.describe(), world, b.comm->name(), plan.optimizer, plan.lr, o.batch_size, plan.micro,
+               o.accum_steps);
+  spdlog::info("data: {} ({} train rows, {} test rows); compute: {}", data.train.origin, data.train.rows,
+               data.test.rows, b.ops->name());
+  spdlog::debug("{}", describe_buckets(plan.layout));
+}
+
+// Rank 0 restores the newest snapshot (if resuming), every rank learns its
+// resume point, and every rank takes rank 0's parameters and optimizer state:
+// DDP's start. Nothing: training starts from scratch.
+Result<std::optional<ResumePoint>> resume(const TrainOptions& o, const WorkerIdentity& id, const RunPlan& plan,
+                                          Session* session, Backend& b, const TrainState& state) {
+  std::optional<ResumePoint> point;
+  if (id.rank == 0 && !o.snapshot_dir.empty() && o.resume) {
+    auto restored = restore_newest_snapshot(o, plan, id.world_size, *b.ops, state);
+    if (!restored) return restored;
+    point = *restored;
+  }
+  if (session) {
+    auto shared = share_resume_point(*session, id.rank == 0, point, std::chrono::seconds(o.bootstrap_timeout_s));
+    if (!shared) return shared;
+    point = *shared;
+  }
+  for (float* buffer : {state.parameters, state.optimizer_a, state.optimizer_b})
+    if (buffer)
+      if (auto st = b.comm->broadcast(buffer, plan.layout.parameters, 0); !st) return fail(st.error());
+  return point;
+}
+
+// PyTorch's initialisation from --seed; resume() then gives every rank rank 0's.
+void upload_initial_parameters(Ops& ops, Model& model, const RunPlan& plan, std::uint64_t seed) {
+  const std::vector<float> init = initial_parameters(plan.spec, plan.layout, seed);
+  ops.upload(model.parameters(), init.data(), plan.layout.parameters);
+}
+
+std::unique_ptr<MetricsFile> open_metrics(const TrainOptions& o, const WorkerIdentity& id, bool resumed) {
+  if (id.rank != 0 || o.metrics.empty()) return nullptr;
+  auto file = std::make_unique<MetricsFile>(o.metrics, id.attempt > 0 || resumed);
+  if (!file->open()) spdlog::warn("warning: {}; no metrics are written", file->error());
+  return file;
+}
+
+// This rank's test rows: rank r scores rows r, r + R, ... (no padding: each row once).
+std::vector<int> rank_test_rows(std::size_t rows, int rank, int world) {
+  std::vector<int> out;
+  for (std::size_t i = std::size_t(rank); i < rows; i += std::size_t(world)) out.push_back(int(i));
+  return out;
+}
+
+OpsArray<int> upload_ints(Ops& ops, const std::vector<int>& host, std::size_t alloc_at_least) {
+  OpsArray<int> out = alloc_ints(ops, std::max(host.size(), alloc_at_least));
+  if (!host.empty()) ops.upload_int(out.get(), host.data(), host.size());
+  return out;
+}
+
+// One epoch's running sums, for its log line and metrics record.
+struct EpochTally {
+  Clock::time_point start;
+  double loss_sum = 0;
+  std::size_t loss_steps = 0;
+  double samples = 0;
+};
+
+// Training once set up: the epochs and their steps, evaluation, snapshots and
+// the reports. Owns the batch and evaluation buffers and the run's counters;
+// the model, its optimizer memory and the backends it borrows.
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, const WorkerIdentity& id, const RunPlan& plan, const DataSplits& data, Backend& b,
+          Model& model, const OptimizerMemory& optim, const std::optional<ResumePoint>& start);
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+  Status run();  // every epoch left, then the final report
+
+ private:
+  Status train_epoch(int epoch, EpochTally& tally);
+  Status train_step(int epoch, std::size_t step, EpochTally& tally);
+  void on_step_result(const StepControl& result, int next_epoch, long long next_step, EpochTally& tally);
+  Result<double> evaluate();
+  void report_epoch(int epoch, const EpochTally& tally, double seconds);
+  Status report_final();
+  Snapshot snapshot_of(int next_epoch, long long next_step_in_epoch);
+  void save_snapshot(int next_epoch, long long next_step_in_epoch, const char* why);
+  void write_metrics(const JsonLine& line) {
+    if (metrics_) metrics_->write(line);
+  }
+  const char* metric_name() const {
+    return plan_.spec.loss == LossKind::cross_entropy ? "test_accuracy" : "test_mse";
+  }
+
+  const TrainOptions& o_;
+  const WorkerIdentity& id_;
+  const RunPlan& plan_;
+  const DataSplits& data_;
+  Ops& ops_;
+  Collectives& comm_;
+  Model& model_;
+  const OptimizerMemory& optim_;
+  const bool lead_;
+  const int world_;
+  const bool resumed_;
+  const ResumePoint start_;
+  std::unique_ptr<MetricsFile> metrics_;  // rank 0 with --metrics
+  // The data in ops memory; each rank's share of the epoch, in the sampler's order.
+  const OwnedSplit train_d_;
+  const OwnedSplit test_d_;
+  const SamplerConfig sampler_;
+  const std::size_t per_rank_;
+  const OpsArray<int> epoch_index_;
+  std::vector<int> host_index_;
+  const std::vector<int> test_rows_;
+  const OpsArray<int> test_index_;
+  // The batch buffers, shared by the steps and evaluation.
+  const OpsArray<float> x_;
+  const OpsArray<int> y_labels_;
+  const OpsArray<float> y_targets_;
+  const OpsArray<float> eval_acc_;  // evaluation's sum and count
+  const std::size_t steps_per_epoch_;
+  long long global_step_;
+  // Adam's step count lives in ops memory (Ops::adam); the host keeps its own
+  // copy (adam_step_) for snapshots, and both count every step.
+  int adam_step_;
+  const OpsArray<int> adam_count_;
+  StepProgram program_;
+  StepReadback readback_;
+  const ProgressFile progress_;
+  int snapshots_written_ = 0;
+  bool stop_ = false;  // SIGUSR1 with --on-preempt exit: stop after the snapshot
+  double train_seconds_ = 0;
+  double samples_total_ = 0;
+  double last_loss_ = std::nan("");
+  double test_metric_ = std::nan("");
+};
+
+Trainer::Trainer(const TrainOptions& o, const WorkerIdentity& id, const RunPlan& plan, const DataSplits& data,
+                 Backend& b, Model& model, const OptimizerMemory& optim, const std::optional<ResumePoint>& start)
+    : o_(o), id_(id), plan_(plan), data_(data), ops_(*b.ops), comm_(*b.comm), model_(model), optim_(optim),
+      lead_(id.rank == 0), world_(id.world_size), resumed_(start.has_value()), start_(start.value_or(ResumePoint{})),
+      metrics_(open_metrics(o, id, resumed_)),
+      train_d_(upload_split(ops_, data.train)),
+      test_d_(upload_split(ops_, data.test)),
+      sampler_{data.train.rows, std::uint32_t(world_), std::uint32_t(id.rank), o.shuffle, o.seed, false},
+      per_rank_(distributed_indices(sampler_, 0).size()),
+      epoch_index_(alloc_ints(ops_, per_rank_)),
+      host_index_(per_rank_),
+      test_rows_(rank_test_rows(data.test.rows, id.rank, world_)),
+      test_index_(upload_ints(ops_, test_rows_, 1)),
+      x_(alloc_floats(ops_, std::size_t(plan.max_batch) * data.train.width)),
+      y_labels_(alloc_ints(ops_, std::size_t(plan.max_batch))),
+      y_targets_(data.train.target_width > 0 ? alloc_floats(ops_, std::size_t(plan.max_batch) * data.train.target_width)
+                                             : OpsArray<float>()),
+      eval_acc_(alloc_floats(ops_, 2)),
+      steps_per_epoch_((per_rank_ + std::size_t(plan.micro) * o.accum_steps - 1) /
+                       (std::size_t(plan.micro) * o.accum_steps)),
+      global_step_(start_.global_step),
+      adam_step_(start_.adam_step),
+      adam_count_(upload_ints(ops_, {adam_step_}, 1)),
+      program_(ops_, comm_, model_, plan.layout, train_d_.view, BatchBuffers{x_.get(), y_labels_.get(), y_targets_.get()},
+               optim.grads,
+               OptimizerState{plan.optimizer == "adam", plan.lr, o.momentum, o.beta1, o.beta2, o.eps, optim.a.get(),
+                              optim.b.get(), adam_count_.get()},
+               StepProgram::Shape{plan.micro, o.accum_steps, 1.0f / float(world_),  // pre-divide, then SUM
+                                  o.cuda_graph}),
+      readback_(ops_, program_.control_slots()) {
+  if (resumed_ && start_.epoch >= o.epochs)
+    spdlog::info("the snapshot is from the end of training ({} of {} epochs): nothing left to train; "
+                 "use another --snapshot-dir or more --epochs to train further", start_.epoch, o.epochs);
+  if (o.device == "cuda") spdlog::info("training steps: {}", program_.describe());
+}
+
+Status Trainer::run() {
+  for (int epoch = start_.epoch; epoch < o_.epochs && !stop_; ++epoch) {
+    EpochTally tally;
+    if (auto st = train_epoch(epoch, tally); !st) return st;
+    if (stop_) break;
+    const double epoch_seconds = seconds_since(tally.start);
+    train_seconds_ += epoch_seconds;
+    samples_total_ += tally.samples;
+    last_loss_ = tally.loss_steps ? tally.loss_sum / double(tally.loss_steps) : std::nan("");
+    auto metric = evaluate();
+    if (!metric) return fail(metric.error());
+    test_metric_ = *metric;
+    report_epoch(epoch, tally, epoch_seconds);
+    if (o_.save_every > 0 && ((epoch + 1) % o_.save_every == 0 || epoch + 1 == o_.epochs))
+      save_snapshot(epoch + 1, 0, "end of epoch");
+  }
+  if (stop_) return Ok{};
+  return report_final();
+}
+
+Status Trainer::train_epoch(int epoch, EpochTally& tally) {
+  const std::vector<std::size_t> indices = distributed_indices(sampler_, std::uint64_t(epoch));
+  for (std::size_t i = 0; i < per_rank_; ++i) host_index_[i] = int(indices[i]);
+  ops_.upload_int(epoch_index_.get(), host_index_.data(), per_rank_);
+  tally.start = Clock::now();
+  const std::size_t first_step = epoch == start_.epoch ? std::size_t(start_.step_in_epoch) : 0;
+  for (std::size_t step = first_step; step < steps_per_epoch_ && !stop_; ++step)
+    if (auto st = train_step(epoch, step, tally); !st) return st;
+  if (auto newest = readback_.drain()) on_step_result(*newest, epoch + 1, 0, tally);
+  return Ok{};
+}
+
+// What the host learns from a step arrives one step late (StepReadback): a
+// stop request seen after step s is acted on after step s + 1, on every rank
+// alike, at the position the loop has reached then.
+Status Trainer::train_step(int epoch, std::size_t step, EpochTally& tally) {
+  inject_faults(o_, id_, global_step_);
+  // Progress is starting a step: a rank that never starts the step the
+  // others wait in is behind them (ddp-train has no stack for the agent).
+  progress_.mark(global_step_);
+  const std::size_t begin = step * std::size_t(plan_.micro) * o_.accum_steps;
+  const std::size_t step_rows = std::min(per_rank_ - begin, std::size_t(plan_.micro) * o_.accum_steps);
+  // A SIGUSR1 is sent with the next step, once: every rank learns of it
+  // through that step's all-reduce.
+  const bool stop_request = g_preempt_requested != 0;
+  if (stop_request) g_preempt_requested = 0;
+  if (auto st = program_.run(epoch_index_.get() + begin, step_rows, stop_request); !st) return st;
+  ++adam_step_;
+  ++global_step_;
+  tally.samples += double(step_rows) * world_;
+  const bool last = step + 1 == steps_per_epoch_;
+  if (auto previous = readback_.post_and_take_previous())
+    on_step_result(*previous, last ? epoch + 1 : epoch, last ? 0 : (long long)(step + 1), tally);
+  if (!stop_ && o_.save_every_steps > 0 && global_step_ % o_.save_every_steps == 0 && !last)
+    save_snapshot(epoch, (long long)(step + 1), "periodic");
+  return Ok{};
+}
+
+// `next_epoch` and `next_step`: where a snapshot taken now resumes.
+void Trainer::on_step_result(const StepControl& result, int next_epoch, long long next_step, EpochTally& tally) {
+  tally.loss_sum += result.loss;
+  ++tally.loss_steps;
+  // Once stopping, a later step's request (another rank's SIGUSR1 that
+  // travelled one step after the first) must not save again elsewhere.
+  if (!result.stop || stop_) return;
+  spdlog::info("SIGUSR1 (preemption warning): saving at global step {}", global_step_);
+  save_snapshot(next_epoch, next_step, "on SIGUSR1");
+  if (o_.on_preempt == "exit") {
+    spdlog::info("exiting after the snapshot (--on-preempt exit); the next run resumes from it");
+    stop_ = true;
+  }
+}
+
+// The test split's accuracy (classifier) or MSE, reduced over ranks.
+Result<double> Trainer::evaluate() {
+  const ModelSpec& spec = plan_.spec;
+  const DeviceSplit& test = test_d_.view;
+  float* x = x_.get();
+  float* eval_acc = eval_acc_.get();
+  ops_.fill(eval_acc, 0.0f, 2);
+  for (std::size_t begin = 0; begin < test_rows_.size(); begin += std::size_t(plan_.eval_batch)) {
+    const int rows = int(std::min<std::size_t>(plan_.eval_batch, test_rows_.size() - begin));
+    const int* index = test_index_.get() + begin;
+    ops_.gather_rows(test.features, index, rows, test.width, x);
+    if (test.labels) ops_.gather_labels(test.labels, index, rows, y_labels_.get());
+    if (test.targets) ops_.gather_rows(test.targets, index, rows, test.target_width, y_targets_.get());
+    model_.forward(x, rows);
+    if (spec.loss == LossKind::cross_entropy)
+      ops_.count_correct(model_.output(), y_labels_.get(), rows, spec.dims.back(), eval_acc);
+    else
+      ops_.sum_squared_error(model_.output(), spec.kind == ModelKind::autoencoder ? x : y_targets_.get(),
+                             std::size_t(rows) * spec.dims.back(), eval_acc);
+  }
+  float counts[2];
+  ops_.download(counts, eval_acc, 1);
+  counts[1] = float(test_rows_.size());
+  ops_.upload(eval_acc, counts, 2);
+  if (auto st = comm_.allreduce_sum(eval_acc, 2); !st) return fail(st.error());
+  ops_.download(counts, eval_acc, 2);
+  return spec.loss == LossKind::cross_entropy ? counts[0] / counts[1] : counts[0] / (counts[1] * spec.dims.back());
+}
+
+void Trainer::report_epoch(int epoch, const EpochTally& tally, double seconds) {
+  const double rate = tally.samples / seconds;
+  const double eta = (o_.epochs - epoch - 1) * seconds;
+  spdlog::info("epoch {}/{}: loss {:.4f}, {} {:.4f}, {} samples/s, {:.2f} s, ETA {:.0f} s", epoch + 1, o_.epochs,
+               last_loss_, metric_name(), test_metric_, fmt_rate(rate), seconds, eta);
+  write_metrics(JsonLine()
+                    .add("event", std::string("epoch"))
+                    .add("epoch", (long long)(epoch + 1))
+                    .add("attempt", (long long)id_.attempt)
+                    .add("global_step", global_step_)
+                    .add("train_loss", last_loss_)
+                    .add(metric_name(), test_metric_)
+                    .add("samples_per_second", rate)
+                    .add("seconds", seconds));
+}
+
+// The final log line and metrics record, and --dump-params.
+Status Trainer::report_final() {
+  const double rate = train_seconds_ > 0 ? samples_total_ / train_seconds_ : 0;
+  spdlog::info("done: {} epochs on {} rank(s), {:.2f} s training, {} samples/s, final loss {:.4f}, {} {:.4f}",
+               o_.epochs, world_, train_seconds_, fmt_rate(rate), last_loss_,
+               plan_.spec.loss == LossKind::cross_entropy ? "test accuracy" : "test MSE", test_metric_);
+  write_metrics(JsonLine()
+                    .add("event", std::string("final"))
+                    .add("world_size", (long long)world_)
+                    .add("epochs", (long long)o_.epochs)
+                    .add("model", plan_.spec.describe())
+                    .add("attempt", (long long)id_.attempt)
+                    .add("resumed", (long long)resumed_)
+                    .add("global_step", global_step_)
+                    .add("train_seconds", train_seconds_)
+                    .add("samples_per_second", rate)
+                    .add("final_train_loss", last_loss_)
+                    .add(metric_name(), test_metric_));
+  if (!lead_ || o_.dump_params.empty()) return Ok{};
+  std::vector<float> host(plan_.layout.parameters);
+  ops_.download(host.data(), model_.parameters(), plan_.layout.parameters);
+  std::ofstream out(o_.dump_params, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(host.data()), std::streamsize(host.size() * sizeof(float)));
+  if (!out) return fail("--dump-params " + o_.dump_params + ": write failed");
+  return Ok{};
+}
+
+// The run's state as a snapshot that resumes at (next_epoch, next_step_in_epoch).
+Snapshot Trainer::snapshot_of(int next_epoch, long long next_step_in_epoch) {
+  Snapshot snap;
+  snap.meta = {{"format", "1"},
+               {"model", plan_.spec.describe()},
+               {"optimizer", plan_.optimizer},
+               {"lr", std::to_string(plan_.lr)},
+               {"batch_size", std::to_string(o_.batch_size)},
+               {"accum_steps", std::to_string(o_.accum_steps)},
+               {"world_size", std::to_string(world_)},
+               {"epoch", std::to_string(next_epoch)},
+               {"step_in_epoch", std::to_string(next_step_in_epoch)},
+               {"global_step", std::to_string(global_step_)},
+               {"adam_step", std::to_string(adam_step_)},
+               // The sampler's generator is reseeded with seed + epoch every
+               // epoch and nothing else draws random numbers after the
+               // initialisation, so seed and position are the whole RNG state.
+               {"sampler_seed", std::to_string(o_.seed)},
+               {"shuffle", o_.shuffle ? "1" : "0"},
+               {"data", data_.train.origin}};
+  const std::size_t n = plan_.layout.parameters;
+  for (const float* buffer : {static_cast<const float*>(model_.parameters()), static_cast<const float*>(optim_.a.get()),
+                              static_cast<const float*>(optim_.b.get())}) {
+    if (!buffer) continue;
+    std::vector<float> host(n);
+    ops_.download(host.data(), buffer, n);
+    snap.blobs.push_back(std::move(host));
+  }
+  return snap;
+}
+
+// Rank 0 with --snapshot-dir. A failed save is a warning: training goes on,
+// and the older snapshots stay.
+void Trainer::save_snapshot(int next_epoch, long long next_step_in_epoch, const char* why) {
+  if (!lead_ || o_.snapshot_dir.empty()) return;
+  const auto t0 = Clock::now();
+  const Snapshot snap = snapshot_of(next_epoch, next_step_in_epoch);
+  const std::string name = snapshot_file_name(std::uint64_t(global_step_));
+  ++snapshots_written_;
+  const CrashPoint crash = snapshots_written_ != o_.crash_in_snapshot ? CrashPoint::none
+                           : o_.crash_stage == "rename"              ? CrashPoint::before_rename
+                                                                     : CrashPoint::half_written;
+  if (crash != CrashPoint::none)
+    std::fprintf(stderr, "ddp-train: fault injection: rank 0 is killed while writing %s (%s)\n", name.c_str(),
+                 o_.crash_stage.c_str());
+  if (auto st = write_file_durably(o_.snapshot_dir, name, encode_snapshot(snap), crash); !st) {
+    spdlog::warn("warning: snapshot not saved: {}", st.error());
+    return;
+  }
+  (void)prune_snapshots(o_.snapshot_dir, o_.keep);
+  spdlog::info("saved {}/{} ({}, {:.2f} s)", o_.snapshot_dir, name, why, seconds_since(t0));
 }
 
 }  // namespace
 
 int run_training(const TrainOptions& o) {
-  // ---------------------------------------------------------------- who am I
-  auto identity = read_worker_identity([](const char* name) { return std::getenv(name); });
+  auto identity = start_worker(o);
   if (!identity) {
     std::fprintf(stderr, "ddp-train: error: %s\n", identity.error().c_str());
     return 2;
   }
   const WorkerIdentity id = *identity;
-  const bool lead = id.rank == 0;
-  spdlog::set_pattern("ddp-train: %v");
-  spdlog::set_level(lead || o.log_all_ranks ? (o.verbose ? spdlog::level::debug : spdlog::level::info)
-                                            : spdlog::level::err);
   auto die = [&](const std::string& message) {
     std::fprintf(stderr, "ddp-train: error (rank %d): %s\n", id.rank, message.c_str());
     return 1;
   };
   std::signal(SIGUSR1, on_sigusr1);
 
-  // ---------------------------------------------------------------- data and model
-  auto splits = o.data == "synthetic"
-                    ? Result<DataSplits>(synthetic_data(o.model, o.synthetic_train, o.synthetic_test, o.seed))
-                    : load_idx_dir(o.data, o.limit_train, o.limit_test);
-  if (!splits) return die(splits.error());
-  const Dataset& train = splits->train;
-  const Dataset& test = splits->test;
-  if (o.model == "linear" && train.classes > 0)
-    return die("--model linear regresses real-valued targets; use --data synthetic (IDX data has class labels)");
-  if (o.model != "linear" && train.classes == 0)
-    return die("--model " + o.model + " needs image data; --data synthetic with --model linear has 20 features");
-  auto spec = make_model_spec(o.model, o.hidden, o.hidden_given, train.width, train.classes);
-  if (!spec) return die(spec.error());
-  const std::string optimizer = !o.optimizer.empty() ? o.optimizer : spec->kind == ModelKind::autoencoder ? "adam" : "sgd";
-  if (optimizer != "sgd" && optimizer != "adam") return die("--optimizer " + optimizer + ": use sgd or adam");
-  const float lr = o.lr > 0 ? o.lr : optimizer == "adam" ? 1e-3f : 0.05f;
-
-  const int world = id.world_size;
-  if (o.batch_size <= 0 || o.accum_steps <= 0 || o.batch_size % (world * o.accum_steps) != 0)
-    return die("--batch-size " + std::to_string(o.batch_size) + " is the global batch; it must split evenly over " +
-               std::to_string(world) + " rank(s) x " + std::to_string(o.accum_steps) +
-               " accumulation step(s): use a multiple of " + std::to_string(world * o.accum_steps));
-  const int micro = o.batch_size / (world * o.accum_steps);  // rows per rank per micro-batch
-  const int eval_batch = std::max(micro, 500);
-  const int max_batch = std::max(micro, eval_batch);
-
-  const ParamLayout layout = plan_layout(spec->dims, std::size_t(o.first_bucket_mb * 1024 * 1024),
-                                         std::size_t(o.bucket_mb * 1024 * 1024));
-  const std::string fingerprint = spec->describe() + ", " + optimizer + ", global batch " +
-                                  std::to_string(o.batch_size) + ", " + std::to_string(train.rows) +
-                                  " training rows, device " + o.device + (o.shared_memory ? "" : ", --no-shm");
-
-  // ---------------------------------------------------------------- bootstrap and backends
-  std::optional<Session> session;
-  if (!id.standalone()) {
-    auto s = bootstrap(id, fingerprint, std::chrono::seconds(o.bootstrap_timeout_s));
-    if (!s) return die(s.error());
-    session = std::move(s).value();
-  }
-  std::unique_ptr<Ops> ops;
-  std::unique_ptr<Collectives> comm;
-  if (o.device == "cpu") {
-    int threads = o.threads;
-    if (threads <= 0) {
-      const char* omp = std::getenv("OMP_NUM_THREADS");
-      threads = omp ? std::max(1, std::atoi(omp)) : 1;
-    }
-    ops = make_cpu_ops(threads);
-    if (session) {
-      auto c = make_cpu_collectives(*session, layout.total, o.shared_memory, std::chrono::seconds(o.comm_timeout_s));
-      if (!c) return die(c.error());
-      comm = std::move(c).value();
-    } else {
-      comm = make_local_collectives(*ops);
-    }
-  } else if (o.device == "cuda") {
-    if (!session) return die("--device cuda needs the launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, "
-                             "MASTER_PORT): run it under ddp-agent --nproc 1, srun --ddp or torchrun");
-    GpuBackendConfig config;
-    config.local_rank = id.local_rank;
-    config.local_world_size = id.local_world_size;
-    config.rank = id.rank;
-    config.world_size = id.world_size;
-    config.store = session->store.get();
-    config.store_prefix = session->key("nccl/");
-    config.ops = o.nccl_ops == "nonblocking" ? NcclOps::nonblocking : NcclOps::blocking;
-    config.init_timeout = std::chrono::seconds(o.bootstrap_timeout_s);
-    config.op_timeout = std::chrono::seconds(o.comm_timeout_s);
-    auto gpu = make_gpu_backend(config);
-    if (!gpu) return die(gpu.error());
-    GpuBackend backend = std::move(gpu).value();
-    ops = std::move(backend.ops);
-    comm = std::move(backend.comm);
-  } else {
-    return die("--device " + o.device + ": use cpu or cuda");
-  }
+  // Each step borrows from the ones before it, and locals go in reverse
+  // order: the model and buffers before the backends, the backends before
+  // the session whose store they use.
+  auto data = load_data(o);
+  if (!data) return die(data.error());
+  auto planned = plan_run(o, id.world_size, data->train);
+  if (!planned) return die(planned.error());
+  const RunPlan& plan = *planned;
+  auto joined = join_ranks(o, id, plan.fingerprint);
+  if (!joined) return die(joined.error());
+  std::optional<Session> session = std::move(joined).value();
+  auto made = make_backend(o, id, session ? &*session : nullptr, plan.layout);
+  if (!made) return die(made.error());
+  Backend backend = std::move(made).value();
   if (o.cuda_graph && o.device != "cuda") return die("--cuda-graph needs --device cuda");
+  log_start(o, plan, *data, backend, id.world_size);
 
-  spdlog::info("{} on {} rank(s) [{}], {}, lr {}, global batch {} ({} per rank x {} accumulation step(s))",
-               spec->describe(), world, comm->name(), optimizer, lr, o.batch_size, micro, o.accum_steps);
-  spdlog::info("data: {} ({} train rows, {} test rows); compute: {}", train.origin, train.rows, test.rows,
-               ops->name());
-  spdlog::debug("{}", describe_buckets(layout));
+  Model model(plan.spec, plan.layout, *backend.ops, plan.max_batch);
+  const OptimizerMemory optim = alloc_optimizer_memory(*backend.ops, *backend.comm, plan.layout.total,
+                                                       plan.layout.parameters, plan.optimizer == "adam");
+  upload_initial_parameters(*backend.ops, model, plan, o.seed);
+  const TrainState state{model.parameters(), optim.a.get(), optim.b.get()};
+  auto start = resume(o, id, plan, session ? &*session : nullptr, backend, state);
+  if (!start) return die(start.error());
 
-  // ---------------------------------------------------------------- parameters, optimizer state
-  Model model(*spec, layout, *ops, max_batch);
-  // The flat gradient buffer: shared memory when the backend reduces in place.
-  float* shared_grads = comm->gradient_memory(layout.total);
-  float* grads = shared_grads ? shared_grads : ops->alloc(layout.total);
-  float* opt_a = ops->alloc(layout.parameters);  // sgd: velocity; adam: first moment
-  float* opt_b = optimizer == "adam" ? ops->alloc(layout.parameters) : nullptr;  // adam: second moment
-  {
-    const std::vector<float> init = initial_parameters(*spec, layout, o.seed);
-    ops->upload(model.parameters(), init.data(), layout.parameters);
-  }
-
-  // Resume: rank 0 reads the newest complete snapshot and tells the others
-  // where training stands; the state itself follows in the broadcast below.
-  int start_epoch = 0;
-  long long start_step_in_epoch = 0;
-  long long global_step = 0;
-  int adam_step = 0;
-  bool resumed = false;
-  std::string resume_note = "none";
-  if (lead && !o.snapshot_dir.empty() && o.resume) {
-    auto scan = find_newest_snapshot(o.snapshot_dir);
-    if (!scan) return die(scan.error());
-    for (const std::string& w : scan->warnings) spdlog::warn("warning: {}", w);
-    if (scan->newest) {
-      const Snapshot& snap = scan->newest->snapshot;
-      const std::string& path = scan->newest->path;
-      if (snap.get("model") != spec->describe() || snap.get("optimizer") != optimizer ||
-          snap.get("batch_size") != std::to_string(o.batch_size))
-        return die(path + " was written by a run of " + snap.get("model") + " / " + snap.get("optimizer") +
-                   " / global batch " + snap.get("batch_size") + ", not " + spec->describe() + " / " + optimizer +
-                   " / global batch " + std::to_string(o.batch_size) +
-                   ": use another --snapshot-dir, or --no-resume to start over");
-      const std::size_t expect_blobs = opt_b ? 3 : 2;
-      if (snap.blobs.size() != expect_blobs || snap.blobs[0].size() != layout.parameters)
-        return die(path + ": its state does not fit this model (" + std::to_string(snap.blobs.size()) + " blobs)");
-      ops->upload(model.parameters(), snap.blobs[0].data(), layout.parameters);
-      ops->upload(opt_a, snap.blobs[1].data(), layout.parameters);
-      if (opt_b) ops->upload(opt_b, snap.blobs[2].data(), layout.parameters);
-      resume_note = "epoch=" + snap.get("epoch") + " step_in_epoch=" + snap.get("step_in_epoch") +
-                    " global_step=" + snap.get("global_step") + " adam_step=" + snap.get("adam_step");
-      if (snap.get("world_size") != std::to_string(world))
-        spdlog::warn("warning: {} was written with {} ranks, this run has {}: the order of samples within the "
-                     "epoch changes, the global batch does not",
-                     path, snap.get("world_size"), world);
-      spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", path,
-                   std::stoi(snap.get("epoch")) + 1, snap.get("step_in_epoch"), snap.get("global_step"));
-    }
-  }
-  if (session) {  // every rank learns the resume point from rank 0
-    const std::string key = session->key("resume");
-    if (lead) {
-      if (auto st = session->store->set(key, Bytes(resume_note.begin(), resume_note.end())); !st)
-        return die(st.error());
-    } else {
-      auto v = session->store->get(key, std::chrono::seconds(o.bootstrap_timeout_s));
-      if (!v) return die(v.error());
-      resume_note.assign(v->begin(), v->end());
-    }
-  }
-  if (resume_note != "none") {
-    resumed = true;
-    std::sscanf(resume_note.c_str(), "epoch=%d step_in_epoch=%lld global_step=%lld adam_step=%d", &start_epoch,
-                &start_step_in_epoch, &global_step, &adam_step);
-  }
-  // DDP's start: every rank begins from rank 0's parameters (and optimizer state).
-  for (float* buffer : {model.parameters(), opt_a, opt_b})
-    if (buffer)
-      if (auto st = comm->broadcast(buffer, layout.parameters, 0); !st) return die(st.error());
-
-  std::unique_ptr<MetricsFile> metrics_file;
-  if (lead && !o.metrics.empty()) {
-    metrics_file = std::make_unique<MetricsFile>(o.metrics, id.attempt > 0 || resumed);
-    if (!metrics_file->open()) spdlog::warn("warning: {}; no metrics are written", metrics_file->error());
-  }
-  auto write_metrics = [&](const JsonLine& line) {
-    if (metrics_file) metrics_file->write(line);
-  };
-  if (resumed && start_epoch >= o.epochs)
-    spdlog::info("the snapshot is from the end of training ({} of {} epochs): nothing left to train; "
-                 "use another --snapshot-dir or more --epochs to train further", start_epoch, o.epochs);
-
-  // ---------------------------------------------------------------- data in ops memory
-  DeviceSplit train_d = upload_split(*ops, train);
-  DeviceSplit test_d = upload_split(*ops, test);
-  SamplerConfig sampler{train.rows, std::uint32_t(world), std::uint32_t(id.rank), o.shuffle, o.seed, false};
-  const std::size_t per_rank = distributed_indices(sampler, 0).size();
-  int* epoch_index = ops->alloc_int(per_rank);
-  std::vector<int> host_index(per_rank);
-  // Evaluation: rank r scores test rows r, r + R, ... (no padding: each row once).
-  std::vector<int> test_rows;
-  for (std::size_t i = std::size_t(id.rank); i < test.rows; i += std::size_t(world)) test_rows.push_back(int(i));
-  int* test_index = ops->alloc_int(std::max<std::size_t>(test_rows.size(), 1));
-  if (!test_rows.empty()) ops->upload_int(test_index, test_rows.data(), test_rows.size());
-  float* x = ops->alloc(std::size_t(max_batch) * train.width);
-  int* y_labels = ops->alloc_int(std::size_t(max_batch));
-  float* y_targets = train.target_width > 0 ? ops->alloc(std::size_t(max_batch) * train.target_width) : nullptr;
-  float* eval_acc = ops->alloc(2);
-
-  auto gather = [&](const DeviceSplit& split, const int* index, int rows) {
-    ops->gather_rows(split.features, index, rows, split.width, x);
-    if (split.labels) ops->gather_labels(split.labels, index, rows, y_labels);
-    if (split.targets) ops->gather_rows(split.targets, index, rows, split.target_width, y_targets);
-  };
-
-  int snapshots_written = 0;
-  auto save_snapshot = [&](int next_epoch, long long next_step_in_epoch, const char* why) {
-    if (!lead || o.snapshot_dir.empty()) return;
-    const auto t0 = Clock::now();
-    Snapshot snap;
-    snap.meta = {{"format", "1"},
-                 {"model", spec->describe()},
-                 {"optimizer", optimizer},
-                 {"lr", std::to_string(lr)},
-                 {"batch_size", std::to_string(o.batch_size)},
-                 {"accum_steps", std::to_string(o.accum_steps)},
-                 {"world_size", std::to_string(world)},
-                 {"epoch", std::to_string(next_epoch)},
-                 {"step_in_epoch", std::to_string(next_step_in_epoch)},
-                 {"global_step", std::to_string(global_step)},
-                 {"adam_step", std::to_string(adam_step)},
-                 // The sampler's generator is reseeded with seed + epoch every
-                 // epoch and nothing else draws random numbers after the
-                 // initialisation, so seed and position are the whole RNG state.
-                 {"sampler_seed", std::to_string(o.seed)},
-                 {"shuffle", o.shuffle ? "1" : "0"},
-                 {"data", train.origin}};
-    std::vector<float> host(layout.parameters);
-    ops->download(host.data(), model.parameters(), layout.parameters);
-    snap.blobs.push_back(host);
-    ops->download(host.data(), opt_a, layout.parameters);
-    snap.blobs.push_back(host);
-    if (opt_b) {
-      ops->download(host.data(), opt_b, layout.parameters);
-      snap.blobs.push_back(std::move(host));
-    }
-    const std::string name = snapshot_file_name(std::uint64_t(global_step));
-    ++snapshots_written;
-    const CrashPoint crash = snapshots_written != o.crash_in_snapshot ? CrashPoint::none
-                             : o.crash_stage == "rename"             ? CrashPoint::before_rename
-                                                                     : CrashPoint::half_written;
-    if (crash != CrashPoint::none)
-      std::fprintf(stderr, "ddp-train: fault injection: rank 0 is killed while writing %s (%s)\n", name.c_str(),
-                   o.crash_stage.c_str());
-    if (auto st = write_file_durably(o.snapshot_dir, name, encode_snapshot(snap), crash); !st) {
-      spdlog::warn("warning: snapshot not saved: {}", st.error());  // training goes on; the old snapshots stay
-      return;
-    }
-    (void)prune_snapshots(o.snapshot_dir, o.keep);
-    spdlog::info("saved {}/{} ({}, {:.2f} s)", o.snapshot_dir, name, why, seconds_since(t0));
-  };
-
-  // ---------------------------------------------------------------- train
-  double train_seconds = 0;
-  double samples_total = 0;
-  double last_loss = std::nan("");
-  double test_metric = std::nan("");
-  const std::size_t steps_per_epoch = (per_rank + std::size_t(micro) * o.accum_steps - 1) /
-                                      (std::size_t(micro) * o.accum_steps);
-  // Adam's step count lives in ops memory (Ops::adam); the host keeps its own
-  // copy (adam_step) for snapshots, and both count every step.
-  int* adam_count = ops->alloc_int(1);
-  ops->upload_int(adam_count, &adam_step, 1);
-  StepProgram program(*ops, *comm, model, layout, train_d, BatchBuffers{x, y_labels, y_targets}, grads,
-                      OptimizerState{optimizer == "adam", lr, o.momentum, o.beta1, o.beta2, o.eps, opt_a, opt_b,
-                                     adam_count},
-                      StepProgram::Shape{micro, o.accum_steps, 1.0f / float(world),  // pre-divide, then SUM
-                                         o.cuda_graph});
-  StepReadback readback(*ops, program.control_slots());
-  if (o.device == "cuda") spdlog::info("training steps: {}", program.describe());
-  bool stop = false;
-  const ProgressFile progress;
-  for (int epoch = start_epoch; epoch < o.epochs && !stop; ++epoch) {
-    const std::vector<std::size_t> indices = distributed_indices(sampler, std::uint64_t(epoch));
-    for (std::size_t i = 0; i < per_rank; ++i) host_index[i] = int(indices[i]);
-    ops->upload_int(epoch_index, host_index.data(), per_rank);
-    double loss_sum = 0;
-    std::size_t loss_steps = 0;
-    double epoch_samples = 0;
-    const auto epoch_start = Clock::now();
-    const std::size_t first_step = epoch == start_epoch ? std::size_t(start_step_in_epoch) : 0;
-    // What the host learns from a step arrives one step late (StepReadback):
-    // a stop request seen after step s is acted on after step s + 1, on every
-    // rank alike, at the position the loop has reached then.
-    auto on_step_result = [&](const StepControl& result, int next_epoch, long long next_step) {
-      loss_sum += result.loss;
-      ++loss_steps;
-      // Once stopping, a later step's request (another rank's SIGUSR1 that
-      // travelled one step after the first) must not save again elsewhere.
-      if (!result.stop || stop) return;
-      spdlog::info("SIGUSR1 (preemption warning): saving at global step {}", global_step);
-      save_snapshot(next_epoch, next_step, "on SIGUSR1");
-      if (o.on_preempt == "exit") {
-        spdlog::info("exiting after the snapshot (--on-preempt exit); the next run resumes from it");
-        stop = true;
-      }
-    };
-    for (std::size_t step = first_step; step < steps_per_epoch && !stop; ++step) {
-      inject_faults(o, id, global_step);
-      // Progress is starting a step: a rank that never starts the step the
-      // others wait in is behind them (ddp-train has no stack for the agent).
-      progress.mark(global_step);
-      const std::size_t begin = step * std::size_t(micro) * o.accum_steps;
-      const std::size_t step_rows = std::min(per_rank - begin, std::size_t(micro) * o.accum_steps);
-      // A SIGUSR1 is sent with the next step, once: every rank learns of it
-      // through that step's all-reduce.
-      const bool stop_request = g_preempt_requested != 0;
-      if (stop_request) g_preempt_requested = 0;
-      if (auto st = program.run(epoch_index + begin, step_rows, stop_request); !st) return die(st.error());
-      ++adam_step;
-      ++global_step;
-      epoch_samples += double(step_rows) * world;
-      const bool last = step + 1 == steps_per_epoch;
-      if (auto previous = readback.post_and_take_previous())
-        on_step_result(*previous, last ? epoch + 1 : epoch, last ? 0 : (long long)(step + 1));
-      if (!stop && o.save_every_steps > 0 && global_step % o.save_every_steps == 0 && !last)
-        save_snapshot(epoch, (long long)(step + 1), "periodic");
-    }
-    if (auto newest = readback.drain()) on_step_result(*newest, epoch + 1, 0);
-    if (stop) break;
-    const double epoch_seconds = seconds_since(epoch_start);
-    train_seconds += epoch_seconds;
-    samples_total += epoch_samples;
-    last_loss = loss_steps ? loss_sum / double(loss_steps) : std::nan("");
-
-    // Evaluation on the test split, reduced over ranks.
-    ops->fill(eval_acc, 0.0f, 2);
-    for (std::size_t begin = 0; begin < test_rows.size(); begin += std::size_t(eval_batch)) {
-      const int rows = int(std::min<std::size_t>(eval_batch, test_rows.size() - begin));
-      gather(test_d, test_index + begin, rows);
-      model.forward(x, rows);
-      if (spec->loss == LossKind::cross_entropy)
-        ops->count_correct(model.output(), y_labels, rows, spec->dims.back(), eval_acc);
-      else
-        ops->sum_squared_error(model.output(), spec->kind == ModelKind::autoencoder ? x : y_targets,
-                               std::size_t(rows) * spec->dims.back(), eval_acc);
-    }
-    float counts[2];
-    ops->download(counts, eval_acc, 1);
-    counts[1] = float(test_rows.size());
-    ops->upload(eval_acc, counts, 2);
-    if (auto st = comm->allreduce_sum(eval_acc, 2); !st) return die(st.error());
-    ops->download(counts, eval_acc, 2);
-    test_metric = spec->loss == LossKind::cross_entropy ? counts[0] / counts[1]
-                                                        : counts[0] / (counts[1] * spec->dims.back());
-    const char* metric_name = spec->loss == LossKind::cross_entropy ? "test_accuracy" : "test_mse";
-    const double rate = epoch_samples / epoch_seconds;
-    const double eta = (o.epochs - epoch - 1) * epoch_seconds;
-    spdlog::info("epoch {}/{}: loss {:.4f}, {} {:.4f}, {} samples/s, {:.2f} s, ETA {:.0f} s", epoch + 1, o.epochs,
-                 last_loss, metric_name, test_metric, fmt_rate(rate), epoch_seconds, eta);
-    write_metrics(JsonLine()
-                      .add("event", std::string("epoch"))
-                      .add("epoch", (long long)(epoch + 1))
-                      .add("attempt", (long long)id.attempt)
-                      .add("global_step", global_step)
-                      .add("train_loss", last_loss)
-                      .add(metric_name, test_metric)
-                      .add("samples_per_second", rate)
-                      .add("seconds", epoch_seconds));
-    if (o.save_every > 0 && ((epoch + 1) % o.save_every == 0 || epoch + 1 == o.epochs))
-      save_snapshot(epoch + 1, 0, "end of epoch");
-  }
-
-  if (!stop) {
-    const double rate = train_seconds > 0 ? samples_total / train_seconds : 0;
-    spdlog::info("done: {} epochs on {} rank(s), {:.2f} s training, {} samples/s, final loss {:.4f}, {} {:.4f}",
-                 o.epochs, world, train_seconds, fmt_rate(rate), last_loss,
-                 spec->loss == LossKind::cross_entropy ? "test accuracy" : "test MSE", test_metric);
-    write_metrics(JsonLine()
-                      .add("event", std::string("final"))
-                      .add("world_size", (long long)world)
-                      .add("epochs", (long long)o.epochs)
-                      .add("model", spec->describe())
-                      .add("attempt", (long long)id.attempt)
-                      .add("resumed", (long long)resumed)
-                      .add("global_step", global_step)
-                      .add("train_seconds", train_seconds)
-                      .add("samples_per_second", rate)
-                      .add("final_train_loss", last_loss)
-                      .add(spec->loss == LossKind::cross_entropy ? "test_accuracy" : "test_mse", test_metric));
-    if (lead && !o.dump_params.empty()) {
-      std::vector<float> host(layout.parameters);
-      ops->download(host.data(), model.parameters(), layout.parameters);
-      std::ofstream out(o.dump_params, std::ios::binary | std::ios::trunc);
-      out.write(reinterpret_cast<const char*>(host.data()), std::streamsize(host.size() * sizeof(float)));
-      if (!out) return die("--dump-params " + o.dump_params + ": write failed");
-    }
-  }
-
-  if (!shared_grads) ops->release(grads);
-  for (void* p : {static_cast<void*>(opt_a), static_cast<void*>(opt_b),
-                  static_cast<void*>(epoch_index), static_cast<void*>(test_index), static_cast<void*>(x),
-                  static_cast<void*>(y_labels), static_cast<void*>(y_targets), static_cast<void*>(eval_acc),
-                  static_cast<void*>(adam_count)})
-    if (p) ops->release(p);
-  release_split(*ops, train_d);
-  release_split(*ops, test_d);
+  Trainer trainer(o, id, plan, *data, backend, model, optim, *start);
+  if (auto st = trainer.run(); !st) return die(st.error());
   return 0;
 }
 

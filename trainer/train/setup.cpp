@@ -1,0 +1,110 @@
+#include "train/setup.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "dist/cpu_collectives.hpp"
+#include "gpu_backend.hpp"
+
+namespace ddp::train {
+namespace {
+
+Result<Backend> make_cpu_backend(const TrainOptions& o, Session* session, const ParamLayout& layout) {
+  int threads = o.threads;
+  if (threads <= 0) {
+    const char* omp = std::getenv("OMP_NUM_THREADS");
+    threads = omp ? std::max(1, std::atoi(omp)) : 1;
+  }
+  Backend b;
+  b.ops = make_cpu_ops(threads);
+  if (!session) {
+    b.comm = make_local_collectives(*b.ops);
+    return b;
+  }
+  auto c = make_cpu_collectives(*session, layout.total, o.shared_memory, std::chrono::seconds(o.comm_timeout_s));
+  if (!c) return fail(c.error());
+  b.comm = std::move(c).value();
+  return b;
+}
+
+Result<Backend> make_cuda_backend(const TrainOptions& o, const WorkerIdentity& id, Session* session) {
+  if (!session) return fail("--device cuda needs the launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, "
+                            "MASTER_PORT): run it under ddp-agent --nproc 1, srun --ddp or torchrun");
+  GpuBackendConfig config;
+  config.local_rank = id.local_rank;
+  config.local_world_size = id.local_world_size;
+  config.rank = id.rank;
+  config.world_size = id.world_size;
+  config.store = session->store.get();
+  config.store_prefix = session->key("nccl/");
+  config.ops = o.nccl_ops == "nonblocking" ? NcclOps::nonblocking : NcclOps::blocking;
+  config.init_timeout = std::chrono::seconds(o.bootstrap_timeout_s);
+  config.op_timeout = std::chrono::seconds(o.comm_timeout_s);
+  auto gpu = make_gpu_backend(config);
+  if (!gpu) return fail(gpu.error());
+  GpuBackend backend = std::move(gpu).value();
+  return Backend{std::move(backend.ops), std::move(backend.comm)};
+}
+
+}  // namespace
+
+Result<WorkerIdentity> start_worker(const TrainOptions& o) {
+  auto identity = read_worker_identity([](const char* name) { return std::getenv(name); });
+  if (!identity) return identity;
+  const bool lead = identity->rank == 0;
+  spdlog::set_pattern("ddp-train: %v");
+  spdlog::set_level(lead || o.log_all_ranks ? (o.verbose ? spdlog::level::debug : spdlog::level::info)
+                                            : spdlog::level::err);
+  return identity;
+}
+
+Result<DataSplits> load_data(const TrainOptions& o) {
+  if (o.data == "synthetic") return synthetic_data(o.model, o.synthetic_train, o.synthetic_test, o.seed);
+  return load_idx_dir(o.data, o.limit_train, o.limit_test);
+}
+
+Result<RunPlan> plan_run(const TrainOptions& o, int world, const Dataset& train) {
+  if (o.model == "linear" && train.classes > 0)
+    return fail("--model linear regresses real-valued targets; use --data synthetic (IDX data has class labels)");
+  if (o.model != "linear" && train.classes == 0)
+    return fail("--model " + o.model + " needs image data; --data synthetic with --model linear has 20 features");
+  auto spec = make_model_spec(o.model, o.hidden, o.hidden_given, train.width, train.classes);
+  if (!spec) return fail(spec.error());
+  RunPlan p;
+  p.spec = *spec;
+  p.optimizer = !o.optimizer.empty() ? o.optimizer : p.spec.kind == ModelKind::autoencoder ? "adam" : "sgd";
+  if (p.optimizer != "sgd" && p.optimizer != "adam") return fail("--optimizer " + p.optimizer + ": use sgd or adam");
+  p.lr = o.lr > 0 ? o.lr : p.optimizer == "adam" ? 1e-3f : 0.05f;
+  if (o.batch_size <= 0 || o.accum_steps <= 0 || o.batch_size % (world * o.accum_steps) != 0)
+    return fail("--batch-size " + std::to_string(o.batch_size) + " is the global batch; it must split evenly over " +
+                std::to_string(world) + " rank(s) x " + std::to_string(o.accum_steps) +
+                " accumulation step(s): use a multiple of " + std::to_string(world * o.accum_steps));
+  p.micro = o.batch_size / (world * o.accum_steps);
+  p.eval_batch = std::max(p.micro, 500);
+  p.max_batch = std::max(p.micro, p.eval_batch);
+  p.layout = plan_layout(p.spec.dims, std::size_t(o.first_bucket_mb * 1024 * 1024),
+                         std::size_t(o.bucket_mb * 1024 * 1024));
+  p.fingerprint = p.spec.describe() + ", " + p.optimizer + ", global batch " + std::to_string(o.batch_size) + ", " +
+                  std::to_string(train.rows) + " training rows, device " + o.device +
+                  (o.shared_memory ? "" : ", --no-shm");
+  return p;
+}
+
+Result<std::optional<Session>> join_ranks(const TrainOptions& o, const WorkerIdentity& id,
+                                          const std::string& fingerprint) {
+  if (id.standalone()) return std::optional<Session>();
+  auto s = bootstrap(id, fingerprint, std::chrono::seconds(o.bootstrap_timeout_s));
+  if (!s) return fail(s.error());
+  return std::optional<Session>(std::move(s).value());
+}
+
+Result<Backend> make_backend(const TrainOptions& o, const WorkerIdentity& id, Session* session,
+                             const ParamLayout& layout) {
+  if (o.device == "cpu") return make_cpu_backend(o, session, layout);
+  if (o.device == "cuda") return make_cuda_backend(o, id, session);
+  return fail("--device " + o.device + ": use cpu or cuda");
+}
+
+}  // namespace ddp::train

@@ -1,0 +1,53 @@
+// A run's set-up, before its first step: who this process is, the data, the
+// plan that the options and the data decide (model, optimizer, batch split,
+// bucket layout), the rendezvous with the other ranks, and the compute and
+// communication backends. Errors are messages that name the fix.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "data/dataset.hpp"
+#include "ddp/result.hpp"
+#include "dist/bootstrap.hpp"
+#include "dist/collectives.hpp"
+#include "model/layout.hpp"
+#include "model/model.hpp"
+#include "model/ops.hpp"
+#include "train/options.hpp"
+
+namespace ddp::train {
+
+// The worker environment (RANK, WORLD_SIZE, ...); sets up logging for it.
+Result<WorkerIdentity> start_worker(const TrainOptions& o);
+
+// --data: an IDX directory, or synthetic data for --model.
+Result<DataSplits> load_data(const TrainOptions& o);
+
+struct RunPlan {
+  ModelSpec spec;
+  std::string optimizer;  // sgd | adam
+  float lr = 0;
+  int micro = 0;       // rows per rank per micro-batch
+  int eval_batch = 0;  // rows per rank per evaluation batch
+  int max_batch = 0;   // rows of the batch buffers
+  ParamLayout layout;
+  std::string fingerprint;  // what every rank must share (bootstrap() compares it)
+};
+Result<RunPlan> plan_run(const TrainOptions& o, int world, const Dataset& train);
+
+// The other ranks (nothing for a process on its own).
+Result<std::optional<Session>> join_ranks(const TrainOptions& o, const WorkerIdentity& id,
+                                          const std::string& fingerprint);
+
+struct Backend {
+  std::unique_ptr<Ops> ops;
+  std::unique_ptr<Collectives> comm;  // declared after ops: destroyed before it
+};
+// --device cpu (OpenBLAS, Gloo or local) or cuda (cuBLAS, NCCL; needs `session`).
+Result<Backend> make_backend(const TrainOptions& o, const WorkerIdentity& id, Session* session,
+                             const ParamLayout& layout);
+
+}  // namespace ddp::train
