@@ -19,7 +19,7 @@ std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodeP
                                            std::vector<std::string>& warnings);
 
 // The batch script's plan (node 0 of the job): MASTER_ADDR/PORT for launches
-// written by hand. `master_addr`: node 0's address (remote.cpp looks it up).
+// written by hand. `master_addr`: node 0's address (slurmstepd.cpp looks it up).
 Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings, const StepFacts& facts,
                             const std::string& master_addr);
 

@@ -1,5 +1,6 @@
-// The plugin's state in one process (srun, sbatch, or one slurmstepd). Slurm
-// calls the plugin from one thread per process, so a single instance suffices.
+// PluginState: what the plugin keeps between Slurm's callbacks in one process
+// (srun, sbatch, salloc, or one slurmstepd). Slurm calls the plugin from one
+// thread per process, so a single instance suffices.
 #pragma once
 
 #include <optional>
@@ -12,7 +13,8 @@
 
 namespace ddp::spank {
 
-// What the plugin does for this step on this node.
+// The step's shape: what the plugin does for this step on this node. (The
+// mode is something else: GPU or CPU workers, in either shape.)
 enum class Shape {
   None,   // not a DDP step (or the extern/interactive step)
   Agent,  // one task per node: exec ddp-agent, which starts the workers
@@ -31,7 +33,7 @@ struct DeferredError {
   bool node_specific = false;
 };
 
-struct State {
+struct PluginState {
   PluginArgs args;         // plugstack.conf words after the plugin path
   std::optional<std::string> args_error;  // a mistake in them: stops --ddp steps only
   DdpRequest request;      // what the user asked for
@@ -49,13 +51,15 @@ struct State {
   }
 };
 
-State& state();
+PluginState& state();
 
-// Context entry points, one file each (pyxis's layout).
+// Entry points, one file per process the plugin runs in (pyxis's layout):
+// options.cpp in all three; client.cpp in srun, sbatch and salloc;
+// slurmstepd.cpp in slurmstepd.
 int options_register(spank_t sp);
-int local_init_post_opt(spank_t sp);
-int remote_init_post_opt(spank_t sp);
-int remote_user_init(spank_t sp);
-int remote_task_init(spank_t sp);
+int client_init_post_opt(spank_t sp);
+int slurmstepd_init_post_opt(spank_t sp);
+int slurmstepd_user_init(spank_t sp);
+int slurmstepd_task_init(spank_t sp);
 
 }  // namespace ddp::spank

@@ -1,4 +1,5 @@
-// slurmstepd on each compute node (the remote context).
+// slurmstepd on each compute node (S_CTX_REMOTE, the remote context). Named
+// for the process it runs in, like client.cpp (srun, sbatch, salloc).
 //
 //   init_post_opt (root)  DDP_* environment equivalents; load the site config;
 //                         node 0's address (MASTER_ADDR) from slurmctld
@@ -72,7 +73,7 @@ void export_site_env(spank_t sp, const Settings& settings) {
 
 // The step-wide plan: ranks, MASTER_*, placements. Node-specific errors (GPU
 // counts) name the node; the rest are the same everywhere.
-Status plan_step(State& st, const StepFacts& facts) {
+Status plan_step(PluginState& st, const StepFacts& facts) {
   const bool task_shape = facts.total_tasks > facts.nodes.size();
   st.shape = task_shape ? Shape::Task : Shape::Agent;
 
@@ -194,7 +195,7 @@ Status check_task_identity(spank_t sp) {
 // while it runs user_init and task_init as the user (drop_privileges() calls
 // auth_setuid_lock()), so a Slurm RPC from there ends the step with
 // "auth_g_create: pthread_rwlock_rdlock(): Resource deadlock avoided".
-Status look_up_master(spank_t sp, State& st) {
+Status look_up_master(spank_t sp, PluginState& st) {
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return Ok{};
   // The batch script sees the job's nodes; a step its own.
@@ -211,8 +212,8 @@ Status look_up_master(spank_t sp, State& st) {
 
 }  // namespace
 
-int remote_init_post_opt(spank_t sp) {
-  State& st = state();
+int slurmstepd_init_post_opt(spank_t sp) {
+  PluginState& st = state();
   // The DDP_* variables of the job fill in what no option said (slurmrestd).
   if (auto env = apply_environment(st.request, [&](const char* name) { return job_getenv(sp, name); }); !env)
     st.defer(env.error(), false);
@@ -232,8 +233,8 @@ int remote_init_post_opt(spank_t sp) {
   return 0;
 }
 
-int remote_user_init(spank_t sp) {
-  State& st = state();
+int slurmstepd_user_init(spank_t sp) {
+  PluginState& st = state();
   if (!st.request.active() || st.error) return 0;
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return 0;
@@ -272,8 +273,8 @@ int remote_user_init(spank_t sp) {
   return 0;
 }
 
-int remote_task_init(spank_t sp) {
-  State& st = state();
+int slurmstepd_task_init(spank_t sp) {
+  PluginState& st = state();
   if (!st.request.active()) return 0;
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return 0;
