@@ -10,17 +10,9 @@
 #include "ddp/plan.hpp"
 #include "ddp/request.hpp"
 #include "ddp/site_config.hpp"
+#include "ddp/step_plan.hpp"
 
 namespace ddp::spank {
-
-// The step's shape: what the plugin does for this step on this node. (The
-// mode is something else: GPU or CPU workers, in either shape.)
-enum class Shape {
-  None,   // not a DDP step (or the extern/interactive step)
-  Agent,  // one task per node: exec ddp-agent, which starts the workers
-  Task,   // several tasks per node: each task is one worker
-  Batch,  // the batch script (node 0 only): export MASTER_* for hand-written launches
-};
 
 // An error found before task_init. In Slurm 22.05 an error returned from
 // user_init does not fail srun, and under sbatch it drains the node (see the
@@ -40,7 +32,7 @@ struct PluginState {
   SiteConfig config;       // the site config, loaded on compute nodes only
   Settings settings;       // the config resolved for this node and partition
   std::string agent_path;  // plugstack agent= > site config Agent= > built-in
-  Shape shape = Shape::None;
+  Shape shape = Shape::None;  // agent, task or batch (step_plan.hpp), once planned
   std::optional<std::string> master_addr;  // node 0's NodeAddr, looked up in init_post_opt (root)
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   std::optional<DeferredError> error;
