@@ -11,7 +11,6 @@
 
 #include "ddp/affinity.hpp"
 #include "ddp/netif.hpp"
-#include "ddp/topology.hpp"
 #include "ddp/worker_env.hpp"
 #include "log.hpp"
 
@@ -57,71 +56,6 @@ void say_plan(const NodePlan& plan) {
 }
 
 }  // namespace
-
-std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodePlan& plan, const StepFacts& facts,
-                                           std::vector<std::string>& warnings) {
-  const std::string node = "node " + facts.node() + ": ";
-  auto topo = settings.topology_file.empty() ? load_topology_system() : load_topology_xml(settings.topology_file);
-  if (!topo) {
-    warnings.push_back(node + "workers run unbound: " + topo.error());
-    return {};
-  }
-
-  BindingPlan binding;
-  std::vector<WorkerPlacement> placements(plan.nproc);
-  if (plan.mode == Mode::Gpu) {
-    // Slurm names GPUs by /dev/nvidiaN minor; hwloc by PCI bus id.
-    auto minors = gpu_minors_to_bus_ids(settings.gpu_info_dir);
-    if (!minors) warnings.push_back(node + minors.error());
-    std::vector<std::string> bus_ids;
-    for (std::uint32_t i = 0; i < plan.nproc && i < facts.step_gpus.size(); ++i) {
-      const auto minor = parse_uint(facts.step_gpus[i], 0, 1u << 20, "SLURM_STEP_GPUS");
-      const auto it =
-          minor && minors ? minors->find(unsigned(*minor)) : std::map<unsigned, std::string>::const_iterator{};
-      if (!minor || !minors || it == minors->end()) {
-        warnings.push_back(node + "GPU " + facts.step_gpus[i] + " (/dev/nvidia" + facts.step_gpus[i] + ") is not in " +
-                           settings.gpu_info_dir + ", so its PCI address is unknown: worker " + std::to_string(i) +
-                           " runs unbound (check the NVIDIA driver, or GpuInfoDir= in the site config)");
-        bus_ids.push_back("unknown:" + facts.step_gpus[i]);
-      } else {
-        bus_ids.push_back(it->second);
-      }
-    }
-    binding = plan_gpu_binding(*topo, bus_ids, {});
-    // Worker i uses the i-th GPU of the step; cuda:LOCAL_RANK is that GPU
-    // because CUDA_VISIBLE_DEVICES keeps Slurm's order.
-    for (std::uint32_t i = 0; i < plan.nproc; ++i)
-      placements[i].gpu = i < facts.visible_gpus.size() ? facts.visible_gpus[i] : std::to_string(i);
-  } else {
-    binding = plan_cpu_binding(*topo, plan.nproc, {});
-  }
-  for (const auto& w : binding.warnings) warnings.push_back(node + w);
-  for (std::size_t i = 0; i < placements.size() && i < binding.workers.size(); ++i) {
-    const auto& b = binding.workers[i];
-    if (b.gpu_bus_id.rfind("unknown:", 0) != 0) placements[i].gpu_bus_id = b.gpu_bus_id;
-    if (settings.bind_cpus) placements[i].cpus = cpu_list(b.cpus);
-    placements[i].nic = b.nic;
-  }
-  return placements;
-}
-
-Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings, const StepFacts& facts,
-                            const std::string& master_addr) {
-  if (master_addr.empty()) return fail("node 0's address was not looked up (internal error; please report it)");
-  NodePlan plan;
-  plan.run_id = std::to_string(facts.job_id) + ".batch";
-  plan.nnodes = std::uint32_t(facts.nodes.size());
-  plan.groups = plan.nnodes;
-  plan.master_addr = master_addr;
-  plan.master_port = request.port.value_or(derive_port(settings.port_range, facts.job_id, facts.step_id, 0));
-  // Workers per node as --ddp would choose them on this node; unknown (0) when
-  // the batch node alone cannot say (e.g. --ddp=gpu on a node without GPUs).
-  const auto workers = resolve_workers(request, std::uint32_t(facts.step_gpus.size()), facts.node());
-  plan.nproc = workers ? workers->nproc : 0;
-  plan.mode = workers ? workers->mode : Mode::Cpu;
-  plan.verbose = request.verbose;
-  return plan;
-}
 
 Status export_batch_env(spank_t sp, const NodePlan& plan) {
   // Overwrite: with --ddp these are the job's, not stale values from the

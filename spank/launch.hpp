@@ -1,27 +1,14 @@
-// What task_init does with a plan, per shape, and the planning pieces that need
-// Slurm (node addresses) or the machine (hwloc).
+// What task_init does with a plan, per shape (the plan itself comes from
+// plan_step, common/ddp/step_plan.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "ddp/plan.hpp"
-#include "ddp/site_config.hpp"
 #include "slurm.hpp"
-#include "step.hpp"
 
 namespace ddp::spank {
-
-// Where each local worker runs (GPU, CPUs, NIC), from the node's topology.
-// Problems (a GPU the topology does not show) are warnings: the worker runs
-// unbound and the user is told why.
-std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodePlan& plan, const StepFacts& facts,
-                                           std::vector<std::string>& warnings);
-
-// The batch script's plan (node 0 of the job): MASTER_ADDR/PORT for launches
-// written by hand. `master_addr`: node 0's address (remote.cpp looks it up).
-Result<NodePlan> plan_batch(const DdpRequest& request, const Settings& settings, const StepFacts& facts,
-                            const std::string& master_addr);
 
 // Batch shape: MASTER_ADDR, MASTER_PORT, DDP_NNODES, DDP_NPROC_PER_NODE into
 // the batch script's environment.

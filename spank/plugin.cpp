@@ -1,7 +1,7 @@
 // spank_ddp.so: the SPANK entry points. Each callback is a thin dispatcher on
-// spank_context() into one file per Slurm context (local.cpp for srun/sbatch,
-// remote.cpp for slurmstepd), and catches everything: no C++ exception may
-// unwind through Slurm's C frames.
+// spank_context() into one file per process the plugin runs in (client.cpp for
+// srun, sbatch and salloc; slurmstepd.cpp for slurmstepd), and catches
+// everything: no C++ exception may unwind through Slurm's C frames.
 #include <exception>
 #include <string_view>
 #include <vector>
@@ -22,8 +22,8 @@ SPANK_PLUGIN(ddp, 1)
 
 namespace ddp::spank {
 
-State& state() {
-  static State instance;
+PluginState& state() {
+  static PluginState instance;
   return instance;
 }
 
@@ -80,9 +80,9 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     switch (spank_context()) {
       case S_CTX_LOCAL:
       case S_CTX_ALLOCATOR:
-        return local_init_post_opt(sp);
+        return client_init_post_opt(sp);
       case S_CTX_REMOTE:
-        return remote_init_post_opt(sp);
+        return slurmstepd_init_post_opt(sp);
       default:
         return 0;
     }
@@ -90,9 +90,9 @@ extern "C" int slurm_spank_init_post_opt(spank_t sp, int, char**) {
 }
 
 extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
-  return guarded("user_init", [&] { return remote_user_init(sp); });
+  return guarded("user_init", [&] { return slurmstepd_user_init(sp); });
 }
 
 extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
-  return guarded("task_init", [&] { return remote_task_init(sp); });
+  return guarded("task_init", [&] { return slurmstepd_task_init(sp); });
 }

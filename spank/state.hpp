@@ -1,5 +1,6 @@
-// The plugin's state in one process (srun, sbatch, or one slurmstepd). Slurm
-// calls the plugin from one thread per process, so a single instance suffices.
+// PluginState: what the plugin keeps between Slurm's callbacks in one process
+// (srun, sbatch, salloc, or one slurmstepd). Slurm calls the plugin from one
+// thread per process, so a single instance suffices.
 #pragma once
 
 #include <optional>
@@ -9,16 +10,9 @@
 #include "ddp/plan.hpp"
 #include "ddp/request.hpp"
 #include "ddp/site_config.hpp"
+#include "ddp/step_plan.hpp"
 
 namespace ddp::spank {
-
-// What the plugin does for this step on this node.
-enum class Shape {
-  None,   // not a DDP step (or the extern/interactive step)
-  Agent,  // one task per node: exec ddp-agent, which starts the workers
-  Task,   // several tasks per node: each task is one worker
-  Batch,  // the batch script (node 0 only): export MASTER_* for hand-written launches
-};
 
 // An error found before task_init. In Slurm 22.05 an error returned from
 // user_init does not fail srun, and under sbatch it drains the node (see the
@@ -31,14 +25,14 @@ struct DeferredError {
   bool node_specific = false;
 };
 
-struct State {
+struct PluginState {
   PluginArgs args;         // plugstack.conf words after the plugin path
   std::optional<std::string> args_error;  // a mistake in them: stops --ddp steps only
   DdpRequest request;      // what the user asked for
   SiteConfig config;       // the site config, loaded on compute nodes only
   Settings settings;       // the config resolved for this node and partition
   std::string agent_path;  // plugstack agent= > site config Agent= > built-in
-  Shape shape = Shape::None;
+  Shape shape = Shape::None;  // agent, task or batch (step_plan.hpp), once planned
   std::optional<std::string> master_addr;  // node 0's NodeAddr, looked up in init_post_opt (root)
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   std::optional<DeferredError> error;
@@ -49,13 +43,15 @@ struct State {
   }
 };
 
-State& state();
+PluginState& state();
 
-// Context entry points, one file each (pyxis's layout).
+// Entry points, one file per process the plugin runs in (pyxis's layout):
+// options.cpp in all three; client.cpp in srun, sbatch and salloc;
+// slurmstepd.cpp in slurmstepd.
 int options_register(spank_t sp);
-int local_init_post_opt(spank_t sp);
-int remote_init_post_opt(spank_t sp);
-int remote_user_init(spank_t sp);
-int remote_task_init(spank_t sp);
+int client_init_post_opt(spank_t sp);
+int slurmstepd_init_post_opt(spank_t sp);
+int slurmstepd_user_init(spank_t sp);
+int slurmstepd_task_init(spank_t sp);
 
 }  // namespace ddp::spank

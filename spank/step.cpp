@@ -63,6 +63,16 @@ std::optional<std::string> job_getenv(spank_t sp, const char* name) {
 
 Result<std::uint32_t> step_id(spank_t sp) { return item<std::uint32_t>(sp, S_JOB_STEPID, "step id"); }
 
+Result<StepNodes> step_nodes(spank_t sp, bool batch_script) {
+  // The batch script sees the job's nodes; a step sees its own.
+  const char* list_var = batch_script ? "SLURM_JOB_NODELIST" : "SLURM_STEP_NODELIST";
+  auto list = job_getenv(sp, list_var);
+  if (!list) return fail(std::string(list_var) + " is not set in the step's environment");
+  auto nodes = expand_hostlist(*list);
+  if (!nodes) return fail(nodes.error());
+  return StepNodes{std::move(*list), std::move(nodes).value()};
+}
+
 // The address Slurm itself uses to reach the node. Never getaddrinfo(NodeName)
 // or `hostname`: sites often publish an address the node name does not resolve
 // to (and on our test cluster no node name resolves at all).
@@ -96,15 +106,12 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
   f.total_tasks = *total_tasks;
 
   const bool batch = is_batch_step(f.step_id);
-  // The batch script sees the job's nodes; a step sees its own.
-  const char* list_var = batch ? "SLURM_JOB_NODELIST" : "SLURM_STEP_NODELIST";
-  const auto nodelist = job_getenv(sp, list_var);
-  if (!nodelist) return fail(std::string(list_var) + " is not set in the step's environment");
-  auto nodes = expand_hostlist(*nodelist);
+  auto nodes = step_nodes(sp, batch);
   if (!nodes) return fail(nodes.error());
-  f.nodes = std::move(nodes).value();
+  f.nodes = nodes->nodes;
   if (f.node_id >= f.nodes.size())
-    return fail("node index " + std::to_string(f.node_id) + " is outside the node list '" + *nodelist + "'");
+    return fail("node index " + std::to_string(f.node_id) + " is outside the node list '" + nodes->list + "'");
+  f.shape = step_shape(batch, f.total_tasks, f.nodes.size());
 
   f.partition = job_getenv(sp, "SLURM_JOB_PARTITION").value_or("");
   if (!batch) {

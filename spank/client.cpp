@@ -1,4 +1,8 @@
-// srun, salloc and sbatch (the local and allocator contexts), as the user.
+// The client commands: srun (S_CTX_LOCAL), sbatch and salloc
+// (S_CTX_ALLOCATOR), as the user, on the submit host or inside a job. Named
+// for the processes it runs in, like slurmstepd.cpp (pyxis: pyxis_srun.c,
+// pyxis_slurmstepd.c); "client" rather than "srun" because sbatch and salloc
+// run it too (the --no-kill warning, the DDP_* checks).
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -123,7 +127,7 @@ bool check_no_kill_here() {
 
 }  // namespace
 
-int local_init_post_opt(spank_t) {
+int client_init_post_opt(spank_t) {
   // DDP_* variables fill in what no option said; srun checks them here, once,
   // before anything is allocated (the compute nodes read them again).
   auto env = apply_environment(state().request, [](const char* name) -> std::optional<std::string> {

@@ -1,9 +1,11 @@
-// slurmstepd on each compute node (the remote context).
+// slurmstepd on each compute node (S_CTX_REMOTE, the remote context). Named
+// for the process it runs in, like client.cpp (srun, sbatch, salloc).
 //
 //   init_post_opt (root)  DDP_* environment equivalents; load the site config;
 //                         node 0's address (MASTER_ADDR) from slurmctld
 //   user_init     (euid user, real/saved uid root) once per node: site
-//                         environment, this node's plan
+//                         environment; the step's facts and the node's
+//                         hardware, planned by plan_step (step_plan.hpp)
 //   task_init     (user)  in each task, just before Slurm's exec, with the job
 //                         user's real, effective and saved ids: launch
 //                         ddp-agent (agent shape: prepended to the command on
@@ -17,9 +19,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ddp/netif.hpp"
-#include "ddp/roster.hpp"
-#include "ddp/worker_env.hpp"
+#include "ddp/step_plan.hpp"
+#include "ddp/topology.hpp"
 #include "launch.hpp"
 #include "log.hpp"
 #include "state.hpp"
@@ -70,78 +71,12 @@ void export_site_env(spank_t sp, const Settings& settings) {
       verbose("cannot set " + e.name);
 }
 
-// The step-wide plan: ranks, MASTER_*, placements. Node-specific errors (GPU
-// counts) name the node; the rest are the same everywhere.
-Status plan_step(State& st, const StepFacts& facts) {
-  const bool task_shape = facts.total_tasks > facts.nodes.size();
-  st.shape = task_shape ? Shape::Task : Shape::Agent;
-
-  // Task shape: each task is one worker, so Slurm's task count is the count.
-  const auto gpus = std::uint32_t(facts.step_gpus.size());
-  const auto workers = task_shape ? resolve_task_workers(st.request, gpus, facts.local_tasks, facts.node())
-                                  : resolve_workers(st.request, gpus, facts.node());
-  if (!workers) return fail(workers.error());
-
-  if (!st.master_addr) return fail("node 0's address was not looked up (internal error; please report it)");
-
-  NodePlan plan;
-  plan.run_id = std::to_string(facts.job_id) + "." + std::to_string(facts.step_id);
-  plan.mode = workers->mode;
-  plan.node_rank = facts.node_id;
-  plan.nnodes = std::uint32_t(facts.nodes.size());
-  plan.nproc = workers->nproc;
-  // Task shape: Slurm's tasks per node, heterogeneous or not. Agent shape:
-  // every node runs the same count until the agents' rendezvous can exchange
-  // counts (CPU mode and --ddp-gpus are homogeneous by construction).
-  if (auto ok = check_membership(st.request.spares, st.request.min_nodes, plan.nnodes, task_shape); !ok)
-    return fail(ok.error());
-  // Spares (--ddp-spares, the last K nodes) hold no ranks until the
-  // rendezvous gives one of them a lost node's group.
-  const std::uint32_t groups = plan.nnodes - st.request.spares;
-  const bool spare = plan.node_rank >= groups;
-  const auto per_node = task_shape ? facts.tasks_per_node : std::vector<std::uint32_t>(groups, plan.nproc);
-  const auto layout = rank_layout(per_node, spare ? 0 : plan.node_rank);
-  if (!layout) return fail(layout.error());
-  plan.rank_base = spare ? 0 : layout->rank_base;
-  plan.world_size = layout->world_size;
-  plan.master_addr = *st.master_addr;
-  plan.job_id = facts.job_id;
-  plan.step_id = facts.step_id;
-  plan.port_range = st.settings.port_range;
-  plan.master_port = st.request.port.value_or(derive_port(st.settings.port_range, facts.job_id, facts.step_id, 0));
-  plan.master_port_fixed = st.request.port.has_value();
-  plan.rdzv_port = derive_rdzv_port(st.settings.port_range, facts.job_id, facts.step_id);
-  if (plan.rdzv_port == plan.master_port)  // --ddp-port chose the rendezvous slot's port
-    plan.rdzv_port = derive_port(st.settings.port_range, facts.job_id, facts.step_id, 62);
-  plan.master_interface = task_shape ? "" : st.settings.master_interface;
-  plan.rdzv_timeout_ms = std::uint32_t(st.settings.rdzv_timeout.count());
-  plan.heartbeat_timeout_ms = std::uint32_t(st.settings.heartbeat_timeout.count());
-  plan.spares = st.request.spares;
-  plan.groups = groups;
-  plan.min_nodes = st.request.min_nodes.value_or(0);
-  plan.group_rank = plan.node_rank;
-  plan.health_check = st.settings.health_check;
-  plan.health_check_timeout_ms = std::uint32_t(st.settings.health_check_timeout.count());
-  // A lost node taken over by a spare, or dropped, restarts every worker and
-  // counts against --ddp-restarts like any failure; left at 0, the budget is
-  // the number of nodes that may be lost.
-  plan.max_restarts = st.request.restarts;
-  if (plan.max_restarts == 0 && (plan.spares > 0 || plan.min_nodes > 0))
-    plan.max_restarts = plan.spares + (plan.min_nodes > 0 ? plan.groups - plan.min_nodes : 0);
-  plan.stop_grace_ms = std::uint32_t(st.settings.stop_grace.value_or(stop_grace_for(facts.kill_wait)).count());
-  plan.verbose = st.request.verbose;
-  plan.export_ib_hca = st.settings.export_ib_hca;
-  // --ddp-requeue, or the site's default when the user said nothing (DDP_REQUEUE=0 says no).
-  plan.requeue = st.request.requeue.value_or(st.settings.requeue);
-  plan.requeue_wait_ms = std::uint32_t(st.settings.requeue_wait.count());
-  plan.hang_timeout_ms = st.request.hang_timeout_s ? *st.request.hang_timeout_s * 1000u
-                                                   : std::uint32_t(st.settings.hang_timeout.count());
-  if (task_shape && st.request.hang_timeout_s.value_or(0) > 0 && facts.node_id == 0)
-    st.warnings.push_back("--ddp-hang-timeout is ignored with several tasks per node: only the agent (one task "
-                          "per node, e.g. srun --ntasks-per-node=1 --ddp-procs=N) watches the workers' progress");
-  plan.placements = place_workers(st.settings, plan, facts, st.warnings);
-  st.plan = std::move(plan);
-  return Ok{};
+// What placing the workers needs of the node: hwloc's topology (or the site's
+// XML export of it) and, for GPU workers, the driver's GPU minors. Read as the
+// job's user, in user_init.
+NodeHardware load_hardware(const Settings& settings) {
+  return {settings.topology_file.empty() ? load_topology_system() : load_topology_xml(settings.topology_file),
+          gpu_minors_to_bus_ids(settings.gpu_info_dir)};
 }
 
 // Reports a deferred error once: from node 0 for errors that are the same on
@@ -194,16 +129,12 @@ Status check_task_identity(spank_t sp) {
 // while it runs user_init and task_init as the user (drop_privileges() calls
 // auth_setuid_lock()), so a Slurm RPC from there ends the step with
 // "auth_g_create: pthread_rwlock_rdlock(): Resource deadlock avoided".
-Status look_up_master(spank_t sp, State& st) {
+Status look_up_master(spank_t sp, PluginState& st) {
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return Ok{};
-  // The batch script sees the job's nodes; a step its own.
-  const char* list_var = is_batch_step(*id) ? "SLURM_JOB_NODELIST" : "SLURM_STEP_NODELIST";
-  const auto list = job_getenv(sp, list_var);
-  if (!list) return fail(std::string(list_var) + " is not set in the step's environment");
-  const auto nodes = expand_hostlist(*list);
+  const auto nodes = step_nodes(sp, is_batch_step(*id));
   if (!nodes) return fail(nodes.error());
-  auto master = node_address(nodes->front());
+  auto master = node_address(nodes->nodes.front());
   if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
   st.master_addr = std::move(master).value();
   return Ok{};
@@ -211,8 +142,8 @@ Status look_up_master(spank_t sp, State& st) {
 
 }  // namespace
 
-int remote_init_post_opt(spank_t sp) {
-  State& st = state();
+int slurmstepd_init_post_opt(spank_t sp) {
+  PluginState& st = state();
   // The DDP_* variables of the job fill in what no option said (slurmrestd).
   if (auto env = apply_environment(st.request, [&](const char* name) { return job_getenv(sp, name); }); !env)
     st.defer(env.error(), false);
@@ -232,8 +163,8 @@ int remote_init_post_opt(spank_t sp) {
   return 0;
 }
 
-int remote_user_init(spank_t sp) {
-  State& st = state();
+int slurmstepd_user_init(spank_t sp) {
+  PluginState& st = state();
   if (!st.request.active() || st.error) return 0;
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return 0;
@@ -247,33 +178,26 @@ int remote_user_init(spank_t sp) {
   st.agent_path = st.args.agent.value_or(st.settings.agent.value_or(DDP_AGENT_DEFAULT_PATH));
   export_site_env(sp, st.settings);
 
-  if (is_batch_step(*id)) {
-    st.shape = Shape::Batch;
-    auto plan = plan_batch(st.request, st.settings, *facts, st.master_addr.value_or(""));
-    if (plan)
-      st.plan = std::move(plan).value();
-    else
-      st.defer(plan.error(), false);  // batch scripts run on node 0 only
+  if (facts->shape != Shape::Batch)
+    if (auto ok = check_step_command(*facts); !ok) {
+      st.defer(ok.error(), false);
+      return 0;
+    }
+  // The batch script runs on node 0 only; the hardware is for the workers.
+  const auto hardware = facts->shape == Shape::Batch ? NodeHardware{} : load_hardware(st.settings);
+  auto planned = plan_step(*facts, st.settings, st.request, st.master_addr.value_or(""), hardware);
+  if (!planned) {
+    st.defer(planned.error(), facts->shape != Shape::Batch);
     return 0;
   }
-  // A launcher as the command (agent shape) or LOCAL_RANK set: the same on
-  // every node, so said once.
-  const bool task_shape = facts->total_tasks > facts->nodes.size();
-  if (auto ok = check_not_a_launcher(task_shape ? std::vector<std::string>{} : facts->argv, facts->local_rank_set);
-      !ok) {
-    st.defer(ok.error(), false);
-    return 0;
-  }
-  if (auto ok = check_no_container_plugin(facts->container, task_shape); !ok) {
-    st.defer(ok.error(), false);
-    return 0;
-  }
-  if (auto ok = plan_step(st, *facts); !ok) st.defer(ok.error(), true);
+  st.shape = planned->shape;
+  st.plan = planned->node;
+  st.warnings.insert(st.warnings.end(), planned->warnings.begin(), planned->warnings.end());
   return 0;
 }
 
-int remote_task_init(spank_t sp) {
-  State& st = state();
+int slurmstepd_task_init(spank_t sp) {
+  PluginState& st = state();
   if (!st.request.active()) return 0;
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return 0;
