@@ -19,6 +19,7 @@
 #include <optional>
 
 #include "coordinator.hpp"
+#include "lifecycle.hpp"
 #include "ddp/affinity.hpp"
 #include "ddp/netif.hpp"
 #include "ddp/parse.hpp"
@@ -93,8 +94,6 @@ std::string host_name() {
   return buf;
 }
 
-enum class State { Rendezvous, Monitor, Stopping, WaitOrders, Done };
-
 using Clock = std::chrono::steady_clock;
 // After SIGKILL, how long to wait for the kernel to end a worker (one stuck in
 // uninterruptible I/O, say) before the agent goes on without it.
@@ -143,18 +142,23 @@ class Agent {
   int run();
 
  private:
+  std::optional<int> set_up();
+  CoordinatorConfig coordinator_config() const;
+  Status start_coordinator();
+  void start_client();
+  Status serve();
+  bool may_leave(std::optional<Clock::time_point>& linger_until);
   void on_signal();
   void on_start(const StartOrder& order);
   void on_stop(std::uint32_t attempt);
   void on_done(int code, const std::string& cause);
   void on_lost(const std::string& why);
   void on_worker_exits();
-  void stop_workers(std::function<void()> then, int first_signal = SIGTERM);
-  void report_stopped();
-  void finish_after_stop(int code);
+  // Feeds `event` to the lifecycle (lifecycle.hpp) and carries out what it
+  // says; false when the event means nothing in the current state.
+  bool step(Event event);
   void tick_stopping();
   void stopped();
-  void finish(int code);
   void on_warning(int sig);
   void tick_requeue();
   void tick_hang_watch();
@@ -186,32 +190,27 @@ class Agent {
   std::uint32_t capacity_ = config_.plan.nproc;  // the workers this node can run (its plan's)
   std::vector<std::uint32_t> group_workers_;  // from START, by group rank
   // Stopping the workers is a state of the event loop, not a wait: the first
-  // signal now, SIGKILL when the grace is over, `then` once the last worker is
-  // reaped. Heartbeats, the coordinator and the workers' output (a checkpoint
-  // being written, its log lines) go on meanwhile.
-  struct Stopping {
+  // signal now, SIGKILL when the grace is over, the lifecycle's WorkersStopped
+  // once the last worker is reaped. Heartbeats, the coordinator and the
+  // workers' output (a checkpoint being written, its log lines) go on meanwhile.
+  // In force while life_.stopping_workers.
+  struct StopTimers {
     Clock::time_point kill_at;
     std::optional<Clock::time_point> given_up_at;  // SIGKILL sent; wait at most until then
-    std::function<void()> then;
   };
-  std::optional<Stopping> stopping_;
+  StopTimers stop_;
   std::optional<Requeueing> requeue_;
   std::optional<HangReport> hang_;
   // The site's HealthCheck, run after this node's first worker failure of an
   // attempt; STOPPED waits for its verdict ("" = healthy, or what it said).
   Command health_check_;
   std::optional<std::string> health_verdict_;
-  bool stopped_awaits_health_ = false;
   std::vector<std::optional<WorkerExit>> exits_;  // this attempt's, by local rank
   WallClock::time_point attempt_started_;
   Clock::time_point next_hang_check_;
   bool told_untouched_ = false;  // node 0 said that no worker signals progress
-  State state_ = State::Rendezvous;
+  Lifecycle life_;  // the state and what goes with it (lifecycle.hpp)
   std::uint32_t attempt_ = 0;
-  bool failure_reported_ = false;
-  bool lost_ = false;
-  int exit_code_ = 0;
-  int stop_signal_ = 0;
 };
 
 std::string Agent::progress_file(std::uint32_t local) const {
@@ -290,30 +289,39 @@ void Agent::watch_output() {
   }
 }
 
-void Agent::stop_workers(std::function<void()> then, int first_signal) {
-  if (stopping_) {  // already stopping: the newer decision says what comes after
-    stopping_->then = std::move(then);
-    return;
+bool Agent::step(Event event) {
+  const Transition t = next_state(life_, event);
+  if (t.ignored) return false;
+  life_ = t.next;
+  if (t.kill_workers) {
+    group_.signal_all(SIGKILL);
+    if (life_.stopping_workers) stop_.kill_at = Clock::now();
   }
-  state_ = State::Stopping;
-  stopping_ = Stopping{Clock::now() + config_.grace, std::nullopt, std::move(then)};
-  group_.signal_all(first_signal);
-  tick_stopping();
+  if (t.report_stopped) {
+    client_->report_stopped(attempt_, health_verdict_.value_or(""));
+    health_verdict_.reset();
+  }
+  if (t.signal_workers) {
+    stop_ = StopTimers{Clock::now() + config_.grace, std::nullopt};
+    group_.signal_all(t.signal_workers);
+    tick_stopping();
+  }
+  return true;
 }
 
 // From the loop (every 100 ms) and on SIGCHLD while stopping.
 void Agent::tick_stopping() {
-  if (!stopping_) return;
+  if (!life_.stopping_workers) return;
   group_.reap();
   if (group_.running() == 0) return stopped();
   const auto now = Clock::now();
-  if (!stopping_->given_up_at && now >= stopping_->kill_at) {
+  if (!stop_.given_up_at && now >= stop_.kill_at) {
     if (plan_.verbose)
       spdlog::warn("node {}: {} worker(s) still running after the {} ms grace: SIGKILL", plan_.node_rank,
                    group_.running(), config_.grace.count());
     group_.signal_all(SIGKILL);
-    stopping_->given_up_at = now + kKillWait;
-  } else if (stopping_->given_up_at && now >= *stopping_->given_up_at) {
+    stop_.given_up_at = now + kKillWait;
+  } else if (stop_.given_up_at && now >= *stop_.given_up_at) {
     spdlog::warn("node {}: {} worker(s) did not end {} s after SIGKILL (stuck in the kernel?); going on without them",
                  plan_.node_rank, group_.abandon_running(), kKillWait.count());
     stopped();
@@ -324,20 +332,19 @@ void Agent::stopped() {
   for (const int fd : output_.read_fds()) loop_.remove(fd);
   output_.drain();
   tell_if_untouched();
-  auto then = std::move(stopping_->then);
-  stopping_.reset();
-  then();
+  step({Event::WorkersStopped, 0, false, health_check_.running()});
 }
 
 void Agent::on_start(const StartOrder& order) {
-  if (state_ != State::Rendezvous && state_ != State::WaitOrders) return;
+  if (!step({Event::Start})) return;  // not while workers run or stop
   const auto seat = seat_of(order.group_nodes, order.group_workers, plan_.node_rank);
   if (!seat || (*seat && seat->value().workers > capacity_)) {
     spdlog::error("the rendezvous sent a layout that does not fit this node: {}",
                   seat ? std::to_string(seat->value().workers) + " workers for a node that runs " +
                              std::to_string(capacity_)
                        : seat.error());
-    return finish(1);
+    step({Event::Misfit});
+    return;
   }
   attempt_ = order.attempt;
   if (!*seat) {
@@ -346,7 +353,7 @@ void Agent::on_start(const StartOrder& order) {
     if (plan_.verbose)
       spdlog::info("node {} ({}): spare in attempt {}: waiting to take a lost node's place", plan_.node_rank, host_,
                    attempt_);
-    state_ = State::WaitOrders;
+    step({Event::Spare});
     return;
   }
   group_workers_ = order.group_workers;
@@ -361,7 +368,6 @@ void Agent::on_start(const StartOrder& order) {
   }
   plan_.master_addr = order.master_addr;
   plan_.master_port = order.master_port;
-  failure_reported_ = false;
   if (auto ok = start_workers(); !ok) {
     spdlog::error("node {} ({}): {}", plan_.node_rank, host_, ok.error());
     // Tell the others; this node's "worker" failed to start.
@@ -371,17 +377,16 @@ void Agent::on_start(const StartOrder& order) {
     report.what = "could not be started: " + ok.error();
     report.time = local_time(WallClock::now());
     client_->report_failure(report);
-    stop_workers([this] { report_stopped(); });
+    step({Event::StartFailed});
     return;
   }
-  state_ = State::Monitor;
+  step({Event::Started});
 }
 
 // The first failure on this node: report it, then stop our other workers at
 // once rather than waiting for the coordinator's STOP.
 void Agent::report_failure(std::uint32_t local, int code, const std::string& what, WallClock::time_point when,
                            const FailureReport& hang_fields) {
-  failure_reported_ = true;
   output_.drain();
   std::string tail;
   const auto lines = output_.stderr_tail(local);
@@ -403,9 +408,8 @@ void Agent::report_failure(std::uint32_t local, int code, const std::string& wha
   report.tail = std::move(tail);
   report.error_file = std::filesystem::exists(file) ? file : "";
   client_->report_failure(report);
-  exit_code_ = code;
   start_health_check(report.rank, what);
-  stop_workers([this] { report_stopped(); });
+  step({Event::WorkerFailed, code});
 }
 
 // HealthCheck= (ddp.conf): is the node itself at fault? Run while the workers
@@ -440,14 +444,14 @@ void Agent::tick_health_check() {
                       (said.empty() ? "" : ": " + said);
     spdlog::error("node {} ({}) is unhealthy: {}", plan_.node_rank, host_, *health_verdict_);
   }
-  if (stopped_awaits_health_ && state_ != State::Done) report_stopped();
+  step({Event::HealthVerdict, 0, false, health_check_.running()});  // STOPPED, if it waited for the verdict
 }
 
 void Agent::on_worker_exits() {
-  if (state_ == State::Stopping) return tick_stopping();
+  if (life_.state == AgentState::Stopping) return tick_stopping();
   for (const auto& exit : group_.reap()) {
     if (exit.local_rank < exits_.size()) exits_[exit.local_rank] = exit;
-    if (!exit.failed() || state_ != State::Monitor || failure_reported_ || hang_) continue;
+    if (!exit.failed() || !watching_workers(life_) || hang_) continue;
     // With the hang watch on, a death next to a rank already stalled is the
     // hang's consequence (a stalled rank elsewhere was stopped, and the
     // collective it never joined failed here): the hang is the cause.
@@ -460,50 +464,30 @@ void Agent::on_worker_exits() {
     }
     return report_failure(exit.local_rank, exit.status_code(), exit.describe(), exit.when);
   }
-  if (hang_ && state_ == State::Monitor && !failure_reported_ && hang_settled()) return report_hang();
-  if (state_ == State::Monitor && group_.running() == 0) {
+  if (hang_ && watching_workers(life_) && hang_settled()) return report_hang();
+  if (life_.state == AgentState::Running && group_.running() == 0) {
     output_.drain();
     tell_if_untouched();
     client_->report_finished(attempt_);
-    state_ = State::WaitOrders;  // DONE (or BYE) follows at once
+    step({Event::AllFinished});
   }
 }
 
 void Agent::on_stop(std::uint32_t attempt) {
-  if (state_ != State::Monitor || attempt != attempt_) return;
-  stop_workers([this] { report_stopped(); });
-}
-
-void Agent::report_stopped() {
-  stopped_awaits_health_ = health_check_.running();
-  if (stopped_awaits_health_) return;  // tick_health_check() calls again
-  client_->report_stopped(attempt_, health_verdict_.value_or(""));
-  health_verdict_.reset();
-  state_ = State::WaitOrders;
-}
-
-// Ends the run with `code` once no worker runs. A stop that a terminating
-// signal began keeps the signal's code.
-void Agent::finish_after_stop(int code) {
-  if (stop_signal_) code = 128 + stop_signal_;
-  if (stopping_ || group_.running() > 0)
-    stop_workers([this, code] { finish(code); });
-  else
-    finish(code);
+  if (attempt == attempt_) step({Event::StopOrder});  // an earlier attempt's STOP is stale
 }
 
 void Agent::on_done(int code, const std::string& cause) {
   // One root cause for the whole job: node 0's agent prints it.
   if (!cause.empty() && coordinator_) spdlog::error("root cause: {}", cause);
   if (!cause.empty() && !coordinator_ && plan_.verbose) spdlog::info("stopping: {}", cause);
-  finish_after_stop(code);
+  step({Event::Verdict, code, group_.running() > 0});
 }
 
 void Agent::on_lost(const std::string& why) {
-  lost_ = true;
   // Node 0 cannot be replaced: it hosts the rendezvous, and MASTER_ADDR is
   // its address, fixed for every agent and worker when the step began.
-  const bool welcomed_once = attempt_ > 0 || state_ != State::Rendezvous;
+  const bool welcomed_once = attempt_ > 0 || life_.state != AgentState::Rendezvous;
   if ((plan_.spares > 0 || plan_.min_nodes > 0) && plan_.node_rank != 0 && welcomed_once)
     spdlog::error("{}; this node stops its workers: either node 0 is down, which ends the run (no spare can "
                   "replace node 0: it hosts the rendezvous and MASTER_ADDR), or this node was cut off, and the run "
@@ -511,13 +495,7 @@ void Agent::on_lost(const std::string& why) {
                   why);
   else
     spdlog::error("{}", why);
-  finish_after_stop(exit_code_ ? exit_code_ : 1);
-}
-
-void Agent::finish(int code) {
-  exit_code_ = code;
-  stopped_awaits_health_ = false;  // the run is over: no STOPPED, whatever the check says
-  state_ = State::Done;
+  step({Event::Lost, 0, group_.running() > 0});
 }
 
 // USR1/USR2, which `sbatch --signal` sends ahead of the time limit or a
@@ -527,7 +505,7 @@ void Agent::on_warning(int sig) {
   if (!plan_.requeue || !coordinator_ || config_.standalone || requeue_ || plan_.job_id == 0) return;
   // After the verdict the run is over (a warning in node 0's last second
   // must not send a finished job round again).
-  if (state_ == State::Done || coordinator_->verdict()) return;
+  if (life_.state == AgentState::Done || coordinator_->verdict()) return;
   requeue_.emplace();
   requeue_->by = Clock::now() + std::chrono::milliseconds(plan_.requeue_wait_ms);
   spdlog::info("node 0: {} (Slurm's warning): job {} is requeued once every worker has ended, in {} s at most",
@@ -559,7 +537,7 @@ void Agent::tick_requeue() {
 // Every kHangCheckEvery while the workers run: a rank silent for the timeout
 // is a hang (hang_watch.hpp).
 void Agent::tick_hang_watch() {
-  if (plan_.hang_timeout_ms == 0 || state_ != State::Monitor || failure_reported_) return;
+  if (plan_.hang_timeout_ms == 0 || !watching_workers(life_)) return;
   if (hang_) {
     if (hang_settled()) report_hang();
     return;
@@ -641,30 +619,19 @@ void Agent::on_signal() {
     } else if (!terminating(sig)) {
       group_.signal_all(sig);  // USR1/USR2: the run goes on
       on_warning(sig);
-    } else if (state_ == State::Done) {
-      // After the verdict (node 0 holding for a requeue, or lingering for
-      // its peers): Slurm's SIGTERM, or the user's, ends it.
-      stop_signal_ = sig;
-      exit_code_ = 128 + sig;
-    } else if (stop_signal_) {
-      // A second terminating signal (Ctrl-C twice, scancel again): no more grace.
-      group_.signal_all(SIGKILL);
-      if (stopping_) stopping_->kill_at = Clock::now();
-    } else if (state_ != State::Done) {
-      if (plan_.verbose)
+    } else {
+      // Done: the code becomes 128 + sig; a second signal: SIGKILL at once;
+      // the first: the workers are stopped with it (lifecycle.cpp).
+      if (plan_.verbose && life_.state != AgentState::Done && !life_.stop_signal)
         spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
-      stop_signal_ = sig;
-      if (stopping_) {
-        stopping_->then = [this, sig] { finish(128 + sig); };
-      } else {
-        // The signal itself is the workers' first: SIGINT stays SIGINT.
-        stop_workers([this, sig] { finish(128 + sig); }, sig);
-      }
+      step({Event::Signal, sig});
     }
   }
 }
 
-int Agent::run() {
+// The loop, its signals, the route to MASTER_ADDR and the workers' error
+// directory; an exit code when the agent cannot run at all.
+std::optional<int> Agent::set_up() {
   if (auto ok = rdzv::check_secret(config_.secret); !ok) {
     spdlog::error("no usable rendezvous secret: {}", ok.error());
     return 2;
@@ -686,50 +653,56 @@ int Agent::run() {
   const char* tmp = std::getenv("TMPDIR");
   error_dir_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddp-agent-" + std::to_string(getuid()) + "-" +
                std::to_string(getpid());
+  return std::nullopt;
+}
 
-  if (plan_.node_rank == 0) {
-    CoordinatorConfig cc;
-    cc.run_id = plan_.run_id;
-    cc.secret = config_.secret;
-    cc.nnodes = plan_.nnodes;
-    cc.max_restarts = plan_.max_restarts;
-    cc.spares = plan_.spares;
-    cc.min_nodes = plan_.min_nodes;
-    cc.master_addr = plan_.master_addr;
-    // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
-    // which only node 0 knows; START carries it to everyone.
-    if (!plan_.master_interface.empty()) {
-      auto addr = interface_address(plan_.master_interface);
-      if (addr)
-        cc.master_addr = *addr;
-      else  // said to every node once they have all arrived, not left to their timeouts
-        cc.setup_error = "MasterInterface=" + plan_.master_interface + " from the site config: node 0 (" + host_ +
-                         "): " + addr.error() + "; fix the site config or the node's network";
-    }
-    if (config_.standalone) {
-      const auto addr = plan_.master_addr;
-      const auto first = plan_.master_port;
-      const bool fixed = plan_.master_port_fixed;
-      cc.master_port = [addr, first, fixed](std::uint32_t attempt) {
-        return attempt == 0 || fixed ? first : free_port(addr);
-      };
-    } else {
-      const NodePlan plan = plan_;
-      cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
-    }
-    cc.verbose = plan_.verbose;
-    cc.rdzv_timeout = std::chrono::milliseconds(plan_.rdzv_timeout_ms);
-    cc.heartbeat_timeout = std::chrono::milliseconds(plan_.heartbeat_timeout_ms);
-    coordinator_.emplace(loop_, std::move(cc));
-    if (auto ok = coordinator_->listen(config_.standalone ? 0 : plan_.rdzv_port); !ok) {
-      spdlog::error("node 0 ({}): {}", host_, ok.error());
-      return 1;
-    }
-    if (plan_.verbose)
-      spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}, stop grace {} ms", host_, plan_.nnodes,
-                   coordinator_->port(), config_.grace.count());
+CoordinatorConfig Agent::coordinator_config() const {
+  CoordinatorConfig cc;
+  cc.run_id = plan_.run_id;
+  cc.secret = config_.secret;
+  cc.nnodes = plan_.nnodes;
+  cc.max_restarts = plan_.max_restarts;
+  cc.spares = plan_.spares;
+  cc.min_nodes = plan_.min_nodes;
+  cc.master_addr = plan_.master_addr;
+  // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
+  // which only node 0 knows; START carries it to everyone.
+  if (!plan_.master_interface.empty()) {
+    auto addr = interface_address(plan_.master_interface);
+    if (addr)
+      cc.master_addr = *addr;
+    else  // said to every node once they have all arrived, not left to their timeouts
+      cc.setup_error = "MasterInterface=" + plan_.master_interface + " from the site config: node 0 (" + host_ +
+                       "): " + addr.error() + "; fix the site config or the node's network";
   }
+  if (config_.standalone) {
+    const auto addr = plan_.master_addr;
+    const auto first = plan_.master_port;
+    const bool fixed = plan_.master_port_fixed;
+    cc.master_port = [addr, first, fixed](std::uint32_t attempt) {
+      return attempt == 0 || fixed ? first : free_port(addr);
+    };
+  } else {
+    const NodePlan plan = plan_;
+    cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
+  }
+  cc.verbose = plan_.verbose;
+  cc.rdzv_timeout = std::chrono::milliseconds(plan_.rdzv_timeout_ms);
+  cc.heartbeat_timeout = std::chrono::milliseconds(plan_.heartbeat_timeout_ms);
+  return cc;
+}
 
+// Node 0: the rendezvous every agent (this one too) connects to.
+Status Agent::start_coordinator() {
+  coordinator_.emplace(loop_, coordinator_config());
+  if (auto ok = coordinator_->listen(config_.standalone ? 0 : plan_.rdzv_port); !ok) return ok;
+  if (plan_.verbose)
+    spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}, stop grace {} ms", host_, plan_.nnodes,
+                 coordinator_->port(), config_.grace.count());
+  return Ok{};
+}
+
+void Agent::start_client() {
   ClientConfig cfg;
   cfg.run_id = plan_.run_id;
   cfg.secret = config_.secret;
@@ -747,41 +720,60 @@ int Agent::run() {
                          [this](int code, const std::string& cause) { on_done(code, cause); },
                          [this](const std::string& why) { on_lost(why); }});
   client_->begin();
+}
 
+// The event loop until the run is over (Done, and node 0's duties done).
+Status Agent::serve() {
   std::optional<Clock::time_point> linger_until;
   for (;;) {
-    if (auto ok = loop_.run_once(std::chrono::milliseconds(100)); !ok) {
-      spdlog::error("{}", ok.error());
-      group_.stop(config_.grace);
-      return 1;
-    }
+    if (auto ok = loop_.run_once(std::chrono::milliseconds(100)); !ok) return ok;
     if (coordinator_) coordinator_->tick();
     client_->tick();
     tick_stopping();
     tick_requeue();
     tick_hang_watch();
     tick_health_check();
-    if (state_ != State::Done) continue;
-    if (!coordinator_ || stop_signal_ || lost_) break;
-    // Requeueing: wait for scontrol, then for Slurm's SIGTERM (the job is
-    // being requeued; returning now would let the batch script go on).
-    if (requeue_ && (!requeue_->done || (requeue_->hold_until && Clock::now() < *requeue_->hold_until))) continue;
-    // Node 0 hosts the coordinator until the verdict, then stays until every
-    // other agent has read it and hung up (a second at most), so closing its
-    // sockets cannot cut a message short.
-    if (!coordinator_->verdict()) continue;
-    exit_code_ = coordinator_->verdict()->exit_code;
-    if (coordinator_->open_peers() <= 1) break;
-    if (!linger_until) linger_until = Clock::now() + std::chrono::milliseconds(1000);
-    if (Clock::now() >= *linger_until) break;
+    if (life_.state == AgentState::Done && may_leave(linger_until)) return Ok{};
+  }
+}
+
+// Done: whether the agent may exit now. Node 0 may have to stay a while.
+bool Agent::may_leave(std::optional<Clock::time_point>& linger_until) {
+  if (!coordinator_ || life_.stop_signal || life_.lost) return true;
+  // Requeueing: wait for scontrol, then for Slurm's SIGTERM (the job is
+  // being requeued; returning now would let the batch script go on).
+  if (requeue_ && (!requeue_->done || (requeue_->hold_until && Clock::now() < *requeue_->hold_until))) return false;
+  // Node 0 hosts the coordinator until the verdict, then stays until every
+  // other agent has read it and hung up (a second at most), so closing its
+  // sockets cannot cut a message short.
+  if (!coordinator_->verdict()) return false;
+  life_.exit_code = coordinator_->verdict()->exit_code;
+  if (coordinator_->open_peers() <= 1) return true;
+  if (!linger_until) linger_until = Clock::now() + std::chrono::milliseconds(1000);
+  return Clock::now() >= *linger_until;
+}
+
+int Agent::run() {
+  if (const auto cannot = set_up()) return *cannot;
+  if (plan_.node_rank == 0) {
+    if (auto ok = start_coordinator(); !ok) {
+      spdlog::error("node 0 ({}): {}", host_, ok.error());
+      return 1;
+    }
+  }
+  start_client();
+  if (auto ok = serve(); !ok) {
+    spdlog::error("{}", ok.error());
+    group_.stop(config_.grace);
+    return 1;
   }
   if (group_.running() > 0) group_.stop(config_.grace);
   output_.drain();
-  if (exit_code_ == 0) {
+  if (life_.exit_code == 0) {
     std::error_code ec;
     std::filesystem::remove_all(error_dir_, ec);
   }
-  return exit_code_;
+  return life_.exit_code;
 }
 
 }  // namespace

@@ -1,24 +1,9 @@
-// The node agent's state machine, in the spirit of torchrun's elastic agent,
-// but job-wide: every node's agent follows the orders of one coordinator
-// (coordinator.hpp, on node 0), so all nodes start, stop and restart together.
-//
-//   Rendezvous -> Monitor -> Stopping -> WaitOrders -> (Monitor ...) -> Done
-//
-// Rendezvous: connect to the coordinator, prove the step's secret, JOIN with
-//             this node's worker count; START brings ranks and MASTER_*.
-// Monitor:    workers run; their output is routed (rank prefixes, log files,
-//             the stderr tail); signals are forwarded. The first failure here
-//             is reported (FAIL) and the node's workers are stopped at once;
-//             STOP from the coordinator (a failure elsewhere, a lost node)
-//             stops them too.
-// Stopping:   SIGTERM sent (or the terminating signal the agent got), SIGKILL
-//             at the end of the grace; the loop keeps serving meanwhile:
-//             heartbeats, node 0's coordinator, the workers' output. Then
-//             STOPPED to the coordinator (or Done, when the run is over).
-// WaitOrders: stopped; the coordinator answers with START (a new attempt on a
-//             fresh MASTER_PORT) or DONE (the verdict and the one root cause).
-// Done:       exit with the verdict's code. All workers exiting 0 ends the run
-//             at once (FINISHED), with no exit barrier holding the allocation.
+// The node agent, in the spirit of torchrun's elastic agent, but job-wide:
+// every node's agent follows the orders of one coordinator (coordinator.hpp,
+// on node 0), so all nodes start, stop and restart together. Its lifecycle
+// (Rendezvous -> Running -> Stopping -> WaitOrders -> (Running ...) -> Done),
+// every state and what moves it, is in lifecycle.hpp; agent.cpp feeds it the
+// events and carries out what it says.
 #pragma once
 
 #include <sys/resource.h>
@@ -49,7 +34,7 @@ struct AgentConfig {
 // rendezvous, or 128 + the signal that stopped the agent.
 int run_agent(AgentConfig config);
 
-// A TCP port free on `address` right now (standalone mode, like torchrun
+// A TCP port free on `address` right now (standalone, like torchrun
 // --standalone). 0 when none could be found.
 std::uint16_t free_port(const std::string& address);
 

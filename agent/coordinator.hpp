@@ -2,8 +2,8 @@
 // agent, on loopback). Every agent, node 0's included, connects to it as a
 // client (rdzv_client.hpp), so there is one protocol and one code path.
 //
-// It authenticates each connection (challenge-response with the step's secret;
-// rdzv_protocol.hpp), gathers every node's JOIN (worker count, address, host,
+// Its connection gate (rdzv_gate.hpp) lets through only connections that prove
+// the step's secret; the job's lifecycle is here. It gathers every node's JOIN (worker count, address, host,
 // version) and sends START with the ranks layout and the attempt's MASTER_PORT.
 // While the workers run it exchanges heartbeats; the first worker failure (FAIL)
 // or a lost node makes it send STOP to everyone; once every node has STOPPED it
@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "connection.hpp"
 #include "ddp/placement.hpp"
 #include "ddp/roster.hpp"
 #include "event_loop.hpp"
+#include "rdzv_gate.hpp"
 
 namespace ddp::agent {
 
@@ -81,51 +81,25 @@ struct PendingHang {
 class Coordinator {
  public:
   Coordinator(EventLoop& loop, CoordinatorConfig config);
-  ~Coordinator();
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
   // Listens on every address at `port` (0: any free port, for standalone use).
-  Status listen(std::uint16_t port);
-  std::uint16_t port() const { return port_; }
+  Status listen(std::uint16_t port) { return gate_.listen(port); }
+  std::uint16_t port() const { return gate_.port(); }
   // Heartbeats, deadlines, cleanup; call from the loop's top level every ~100 ms.
   void tick();
   // Set once DONE (or an abort) has been sent.
   const std::optional<Verdict>& verdict() const { return verdict_; }
   // Connections still open (node 0's own agent's included).
-  std::size_t open_peers() const;
+  std::size_t open_peers() const { return gate_.open_peers(); }
   // Connections that have not (yet) proved the step's secret.
-  std::size_t pending_peers() const;
+  std::size_t pending_peers() const { return gate_.pending_peers(); }
   // The limit on pending_peers() in force: max_pending, or less under a low open-files limit.
-  std::size_t max_pending() const { return max_pending_; }
+  std::size_t max_pending() const { return gate_.max_pending(); }
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct Peer {
-    std::unique_ptr<Connection> conn;
-    std::string remote;   // "addr:port", for the log
-    std::string address;  // the source address alone: shedding is fair between addresses
-    std::string server_nonce;
-    std::optional<std::uint32_t> node;  // set once authenticated
-    Clock::time_point deadline;         // for the handshake
-    bool closing = false;               // we closed it and said why: on_close() need not
-  };
-  // What happens to connections without the step's secret (refused, timed out, shed,
-  // broken protocol), said without flooding the user's terminal: the first few of
-  // each kind one line each, so every kind has an example with its details, then
-  // one summary line per window with the counts of the rest.
-  class StrangerLog {
-   public:
-    void note(const char* kind, const std::string& line);
-    void flush(Clock::time_point now, bool force);  // the summary, once the window is over (or now)
-
-   private:
-    Clock::time_point window_start_ = Clock::now();
-    static constexpr std::size_t kLinesPerKind = 2;
-    std::map<std::string, std::size_t> shown_;   // kind -> lines shown this window
-    std::map<std::string, std::size_t> hidden_;  // kind -> count not shown
-    bool flooding_ = false;                      // the last window had to summarise: summaries only
-  };
   struct Node {
     bool joined = false, lost = false, finished = false;
     std::uint64_t peer = 0;
@@ -137,12 +111,17 @@ class Coordinator {
     std::optional<std::uint32_t> failed_attempt;  // reported a failure in that attempt
     std::string failure;                          // its first one in this attempt, one line
   };
-  enum class Phase { Gathering, Running, Stopping, Done };
+  // The job's lifecycle, in the agents' words (lifecycle.hpp): Rendezvous
+  // (gathering every node's JOIN), Running (an attempt's workers run), Stopping
+  // (STOP sent, waiting for every STOPPED), Done (the verdict sent). An agent's
+  // WaitOrders is the coordinator's Stopping (or its start of the next attempt).
+  enum class Phase { Rendezvous, Running, Stopping, Done };
 
-  void on_accept();
-  void on_message(std::uint64_t id, const rdzv::Message& m);
-  void on_close(std::uint64_t id, const std::string& why);
-  void handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m);
+  RdzvGate::Events gate_events();
+  std::optional<std::string> admit(std::uint32_t node) const;
+  void on_message(std::uint32_t node, std::uint64_t peer, const rdzv::Message& m);
+  void on_report(std::uint32_t node, std::uint64_t peer, const rdzv::Message& m);  // STOPPED, FINISHED
+  void on_close(std::uint32_t node, std::uint64_t peer, const std::string& why);
   void handle_join(std::uint32_t node, const rdzv::Message& m);
   void handle_failure(std::uint32_t node, const rdzv::Message& m);
   void note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause, HangSuspicion suspicion,
@@ -159,28 +138,13 @@ class Coordinator {
   void check_stopped();
   void finish(int exit_code, const std::string& cause, const char* verb = "DONE");
   void broadcast(const rdzv::Message& m);
-  void close_peer(std::uint64_t id, const std::string& why);
-  // Closes an unauthenticated connection, logged (rate-limited) as `kind`: `line`.
-  void refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why);
-  // Closes the oldest pending connection of the source address with the most pending
-  // ones; false when none is pending.
-  bool shed_one(const std::string& why);
-  void pause_accepting();
+  void tick_deadlines(Clock::time_point now);
   std::string node_name(std::uint32_t node) const;
 
-  EventLoop& loop_;
   CoordinatorConfig config_;
-  int listen_fd_ = -1;
-  std::uint16_t port_ = 0;
-  std::map<std::uint64_t, Peer> peers_;
-  std::vector<std::unique_ptr<Connection>> graveyard_;  // closed in callbacks, destroyed in tick()
-  std::uint64_t next_peer_ = 1;
-  bool warned_fd_limit_ = false;  // EMFILE said once
-  bool accept_paused_ = false;    // out of descriptors with nothing to shed: tick() listens again
-  std::size_t max_pending_ = 64;
-  StrangerLog strangers_;
+  RdzvGate gate_;  // the connections; only authenticated ones reach the methods above
   std::vector<Node> nodes_;
-  Phase phase_ = Phase::Gathering;
+  Phase phase_ = Phase::Rendezvous;
   std::uint32_t attempt_ = 0;
   std::string cause_;
   int cause_code_ = 1;

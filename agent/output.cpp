@@ -53,7 +53,7 @@ Status write_all(int fd, std::string_view data, std::chrono::milliseconds max_wa
   return Ok{};
 }
 
-// mkdir -p with mode 0755 (less the umask) for the directories it creates.
+// mkdir -p with permissions 0755 (less the umask) for the directories it creates.
 Status make_dirs(const std::string& dir) {
   std::size_t pos = 0;
   do {

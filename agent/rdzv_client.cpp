@@ -116,62 +116,13 @@ void RdzvClient::send(const rdzv::Message& m) {
 void RdzvClient::on_message(const rdzv::Message& m) {
   last_seen_ = Clock::now();
   if (!welcomed_) {
-    if (m.verb == "CHALLENGE") {
-      // One challenge per connection: answering a second would let the peer
-      // collect MACs over nonces of its choosing.
-      if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
-      const auto version = m.get_uint("version", 0, 1u << 20);
-      if (!version || *version != std::uint64_t(rdzv::kProtocolVersion))
-        return lost("the rendezvous on node 0 speaks protocol " + m.get("version").value_or("?") + ", this agent " +
-                    std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node");
-      server_nonce_ = m.get("nonce").value_or("");
-      if (!rdzv::check_nonce(server_nonce_)) return lost("malformed CHALLENGE from the rendezvous on node 0");
-      client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
-      rdzv::Message response{"RESPONSE", {}};
-      response.set("node", config_.node_rank)
-          .set("cnonce", client_nonce_)
-          .set("mac",
-               rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_));
-      return send(response);
-    }
-    if (m.verb == "WELCOME") {
-      const auto mac = m.get("mac").value_or("");
-      // Only as the answer to this connection's RESPONSE (client_nonce_ is made
-      // then): the MAC binds both of its nonces.
-      if (client_nonce_.empty() ||
-          !rdzv::mac_equal(
-              mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_)))
-        return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(config_.coordinator_port) +
-                    " is not this step's rendezvous (it could not prove the step's secret)");
-      welcomed_ = true;
-      rdzv::Message join{"JOIN", {}};
-      const auto route = route_to(config_.coordinator_addr);
-      join.set("version", rdzv::kProtocolVersion)
-          .set("nproc", config_.nproc)
-          .set("workers", encode_placements(config_.workers))
-          .set("host", config_.host)
-          .set("addr", route ? route->source_address : std::string("?"));
-      return send(join);
-    }
+    if (m.verb == "CHALLENGE") return on_challenge(m);
+    if (m.verb == "WELCOME") return on_welcome(m);
     if (m.verb == "REFUSED") return lost("the rendezvous refused this node: " + m.get("reason").value_or("?"));
     return lost("unexpected " + m.verb + " before authentication");
   }
   if (m.verb == "HB") return;
-  if (m.verb == "START") {
-    StartOrder order;
-    const auto attempt = m.get_uint("attempt", 0, 1u << 20);
-    const auto port = m.get_uint("master_port", 1, 65535);
-    order.master_addr = m.get("master_addr").value_or("");
-    auto nodes = m.get_uint_list("groups", 0, (1u << 20) - 1, 1u << 20);
-    auto workers = m.get_uint_list("counts", 1, 1u << 16, 1u << 20);
-    if (!attempt || !port || !nodes || !workers || order.master_addr.empty())
-      return lost("malformed START from the rendezvous");
-    order.attempt = std::uint32_t(*attempt);
-    order.master_port = std::uint16_t(*port);
-    order.group_nodes = std::move(nodes).value();
-    order.group_workers = std::move(workers).value();
-    return events_.on_start(order);
-  }
+  if (m.verb == "START") return on_start_order(m);
   if (m.verb == "STOP") {
     const auto attempt = m.get_uint("attempt", 0, 1u << 20);
     return events_.on_stop(attempt ? std::uint32_t(*attempt) : 0);
@@ -185,6 +136,60 @@ void RdzvClient::on_message(const rdzv::Message& m) {
     const auto code = m.get_uint("code", 0, 255);
     return events_.on_done(code ? int(*code) : 1, m.get("cause").value_or(""));
   }
+}
+
+void RdzvClient::on_challenge(const rdzv::Message& m) {
+  // One challenge per connection: answering a second would let the peer
+  // collect MACs over nonces of its choosing.
+  if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
+  const auto version = m.get_uint("version", 0, 1u << 20);
+  if (!version || *version != std::uint64_t(rdzv::kProtocolVersion))
+    return lost("the rendezvous on node 0 speaks protocol " + m.get("version").value_or("?") + ", this agent " +
+                std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node");
+  server_nonce_ = m.get("nonce").value_or("");
+  if (!rdzv::check_nonce(server_nonce_)) return lost("malformed CHALLENGE from the rendezvous on node 0");
+  client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
+  rdzv::Message response{"RESPONSE", {}};
+  response.set("node", config_.node_rank)
+      .set("cnonce", client_nonce_)
+      .set("mac", rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_));
+  send(response);
+}
+
+void RdzvClient::on_welcome(const rdzv::Message& m) {
+  const auto mac = m.get("mac").value_or("");
+  // Only as the answer to this connection's RESPONSE (client_nonce_ is made
+  // then): the MAC binds both of its nonces.
+  if (client_nonce_.empty() ||
+      !rdzv::mac_equal(mac,
+                       rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_)))
+    return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(config_.coordinator_port) +
+                " is not this step's rendezvous (it could not prove the step's secret)");
+  welcomed_ = true;
+  rdzv::Message join{"JOIN", {}};
+  const auto route = route_to(config_.coordinator_addr);
+  join.set("version", rdzv::kProtocolVersion)
+      .set("nproc", config_.nproc)
+      .set("workers", encode_placements(config_.workers))
+      .set("host", config_.host)
+      .set("addr", route ? route->source_address : std::string("?"));
+  send(join);
+}
+
+void RdzvClient::on_start_order(const rdzv::Message& m) {
+  StartOrder order;
+  const auto attempt = m.get_uint("attempt", 0, 1u << 20);
+  const auto port = m.get_uint("master_port", 1, 65535);
+  order.master_addr = m.get("master_addr").value_or("");
+  auto nodes = m.get_uint_list("groups", 0, (1u << 20) - 1, 1u << 20);
+  auto workers = m.get_uint_list("counts", 1, 1u << 16, 1u << 20);
+  if (!attempt || !port || !nodes || !workers || order.master_addr.empty())
+    return lost("malformed START from the rendezvous");
+  order.attempt = std::uint32_t(*attempt);
+  order.master_port = std::uint16_t(*port);
+  order.group_nodes = std::move(nodes).value();
+  order.group_workers = std::move(workers).value();
+  events_.on_start(order);
 }
 
 void RdzvClient::on_close(const std::string& why) {

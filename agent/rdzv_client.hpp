@@ -88,6 +88,9 @@ class RdzvClient {
   void try_connect();
   void on_connected(std::uint32_t events);
   void on_message(const rdzv::Message& m);
+  void on_challenge(const rdzv::Message& m);
+  void on_welcome(const rdzv::Message& m);
+  void on_start_order(const rdzv::Message& m);
   void on_close(const std::string& why);
   void lost(const std::string& why);
   void send(const rdzv::Message& m);

@@ -26,6 +26,7 @@ Suite* site_config_suite();
 Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
+Suite* lifecycle_suite();
 Suite* binding_suite();
 Suite* trainer_data_suite();
 Suite* trainer_math_suite();

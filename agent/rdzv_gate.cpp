@@ -1,0 +1,301 @@
+#include "rdzv_gate.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
+
+#include "ddp/parse.hpp"
+#include "ddp/rdzv_protocol.hpp"
+
+namespace ddp::agent {
+
+namespace {
+
+// Connections accepted per readiness of the listen socket: a flood of connections
+// must leave the loop time to read the real agents' responses in between (the
+// socket stays readable, so the next turn of the loop accepts the rest).
+constexpr int kAcceptBatch = 16;
+// The stranger log's window: a few lines, then one summary per window.
+constexpr auto kStrangerWindow = std::chrono::seconds(10);
+
+std::string ip_text(const sockaddr_in& a) {
+  char text[INET_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET, &a.sin_addr, text, sizeof text);
+  return text;
+}
+
+// A quarter of the soft open-files limit at most: strangers' connections must leave
+// descriptors for the real nodes' sockets and the workers' output pipes.
+std::size_t pending_limit(std::size_t wanted) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return wanted;
+  return std::clamp<std::size_t>(std::size_t(lim.rlim_cur / 4), 1, std::max<std::size_t>(wanted, 1));
+}
+
+}  // namespace
+
+void RdzvGate::StrangerLog::note(const char* kind, const std::string& line) {
+  flush(Clock::now(), false);
+  if (!flooding_ && shown_[kind] < kLinesPerKind) {
+    ++shown_[kind];
+    spdlog::warn("{}", line);
+  } else {
+    ++hidden_[kind];
+  }
+}
+
+void RdzvGate::StrangerLog::flush(Clock::time_point now, bool force) {
+  if (!force && now - window_start_ < kStrangerWindow) return;
+  if (!hidden_.empty()) {
+    std::size_t total = 0;
+    std::string counts;
+    for (const auto& [kind, n] : hidden_) {
+      total += n;
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + kind;
+    }
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - window_start_).count();
+    spdlog::warn(
+        "rendezvous: {} more connection(s) without the step's secret closed in the last {} s, not listed "
+        "one by one ({})",
+        total, std::max<long long>(secs, 1), counts);
+  }
+  // While a flood goes on, only the summaries: individual lines again once a
+  // window has passed with nothing left unsaid.
+  flooding_ = !hidden_.empty();
+  hidden_.clear();
+  shown_.clear();
+  window_start_ = now;
+}
+
+RdzvGate::RdzvGate(EventLoop& loop, GateConfig config, Events events)
+    : loop_(loop),
+      config_(std::move(config)),
+      events_(std::move(events)),
+      max_pending_(pending_limit(config_.max_pending)) {}
+
+RdzvGate::~RdzvGate() {
+  strangers_.flush(Clock::now(), true);  // the counts of the last window are findings too
+  peers_.clear();
+  if (listen_fd_ >= 0) {
+    loop_.remove(listen_fd_);
+    ::close(listen_fd_);
+  }
+}
+
+Status RdzvGate::listen(std::uint16_t port) {
+  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) return fail(std::string("socket(): ") + std::strerror(errno));
+  const int one = 1;
+  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(port == 0 ? INADDR_LOOPBACK : INADDR_ANY);
+  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 256) != 0)
+    return fail(
+        "cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(errno) +
+        (errno == EADDRINUSE ? " (another job on this node holds it; widen PortRange in the site config)" : ""));
+  socklen_t len = sizeof addr;
+  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+  port_ = ntohs(addr.sin_port);
+  return loop_.add(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); });
+}
+
+void RdzvGate::on_accept() {
+  for (int batch = 0; batch < kAcceptBatch; ++batch) {
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors. Idle strangers must not lock the real agents out
+        // until their handshakes time out: shed one and accept in its place.
+        if (shed_one("out of file descriptors")) continue;
+        // Nothing to shed (the real nodes hold them all): the connection stays
+        // queued. Say it once, and stop polling the listen socket until the next
+        // tick(), or the loop would spin on it.
+        if (!warned_fd_limit_)
+          spdlog::error(
+              "rendezvous: cannot accept more connections ({}); node 0 needs one descriptor per node: "
+              "raise the open-files limit (ulimit -n) of the job",
+              std::strerror(errno));
+        warned_fd_limit_ = true;
+        pause_accepting();
+      }
+      return;  // EAGAIN: all accepted
+    }
+    const std::uint64_t id = next_peer_++;
+    Peer& peer = peers_[id];
+    peer.address = ip_text(from);
+    peer.remote = peer.address + ":" + std::to_string(ntohs(from.sin_port));
+    peer.server_nonce = rdzv::random_hex(rdzv::kNonceBytes);
+    peer.deadline = Clock::now() + config_.handshake_timeout;
+    peer.conn = std::make_unique<Connection>(
+        loop_, fd, [this, id](const rdzv::Message& m) { on_message(id, m); },
+        [this, id](const std::string& why) { on_close(id, why); });
+    rdzv::Message challenge{"CHALLENGE", {}};
+    challenge.set("version", rdzv::kProtocolVersion).set("run", config_.run_id).set("nonce", peer.server_nonce);
+    peer.conn->send(challenge);
+    // Many idle connections must not crowd out the real agents. Refusing the
+    // newest would let a stranger who holds max_pending idle connections lock
+    // everybody out; shedding the oldest lets an agent in, as its handshake
+    // takes one round trip while an idle connection only grows older. Taking
+    // the victim from the busiest source address keeps a flood from one
+    // address from shedding agents that connect from others.
+    while (pending_peers() > max_pending_ &&
+           shed_one("more than " + std::to_string(max_pending_) + " unauthenticated connections at once")) {
+    }
+  }
+}
+
+bool RdzvGate::shed_one(const std::string& why) {
+  std::map<std::string_view, std::size_t> per_address;
+  for (const auto& [id, p] : peers_)
+    if (!p.node && !p.closing) ++per_address[p.address];
+  // The busiest address, then its oldest connection (ids grow with time).
+  std::optional<std::uint64_t> victim;
+  std::size_t most = 0;
+  for (const auto& [id, p] : peers_) {
+    if (p.node || p.closing) continue;
+    const std::size_t n = per_address[p.address];
+    if (n > most) most = n, victim = id;
+  }
+  if (!victim) return false;
+  const auto& p = peers_[*victim];
+  refuse(*victim, "shed",
+         "rendezvous: shed " + p.remote + ", the oldest of " + std::to_string(most) +
+             " unauthenticated connection(s) from " + p.address + " (" + why + ")",
+         why);
+  return true;
+}
+
+void RdzvGate::pause_accepting() {
+  if (accept_paused_) return;
+  accept_paused_ = loop_.modify(listen_fd_, 0).ok();
+}
+
+void RdzvGate::refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  it->second.closing = true;
+  strangers_.note(kind, line);
+  close_peer(id, why);
+}
+
+void RdzvGate::close_peer(std::uint64_t id, const std::string& why) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  it->second.conn->close(why);  // on_close() moves it to the graveyard
+}
+
+void RdzvGate::on_close(std::uint64_t id, const std::string& why) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  const auto node = it->second.node;
+  if (!node && !it->second.closing)  // the stranger ended it, or broke the protocol (an oversized line...)
+    strangers_.note("broke the protocol or hung up",
+                    "rendezvous: closed " + it->second.remote + " before it authenticated: " + why);
+  graveyard_.push_back(std::move(it->second.conn));
+  peers_.erase(it);
+  if (node) events_.on_close(*node, id, why);
+}
+
+void RdzvGate::on_message(std::uint64_t id, const rdzv::Message& m) {
+  const auto it = peers_.find(id);
+  if (it == peers_.end()) return;
+  Peer& peer = it->second;
+  if (!peer.node) {
+    if (m.verb == "RESPONSE") return handle_response(id, peer, m);
+    return refuse(id, "spoke before authenticating",
+                  "rendezvous: refused " + peer.remote + ": " + m.verb + " before authenticating", "not authenticated");
+  }
+  events_.on_message(*peer.node, id, m);
+}
+
+void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m) {
+  const auto node = m.get_uint("node", 0, config_.nnodes ? config_.nnodes - 1 : 0);
+  const auto cnonce = m.get("cnonce");
+  const auto mac = m.get("mac");
+  if (!node || !cnonce || !mac || !rdzv::check_nonce(*cnonce) ||
+      !rdzv::mac_equal(
+          *mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce))) {
+    // Not one of this step's agents: another job, a stale agent, a port scan, a
+    // response recorded elsewhere (the MAC binds this connection's own nonce).
+    rdzv::Message refused{"REFUSED", {}};
+    peer.conn->send(refused.set("reason", "authentication failed"));
+    return refuse(id, "failed authentication",
+                  "rendezvous: refused a connection from " + peer.remote + ": it could not prove the step's secret",
+                  "authentication failed");
+  }
+  if (const auto reason = events_.admit(std::uint32_t(*node))) {
+    spdlog::warn("rendezvous: refused {}: {}", peer.remote, *reason);
+    rdzv::Message refused{"REFUSED", {}};
+    peer.conn->send(refused.set("reason", *reason));
+    peer.closing = true;
+    return close_peer(id, "duplicate node");
+  }
+  peer.node = std::uint32_t(*node);
+  events_.admitted(std::uint32_t(*node), id);
+  rdzv::Message welcome{"WELCOME", {}};
+  peer.conn->send(welcome.set(
+      "mac", rdzv::server_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce)));
+}
+
+void RdzvGate::broadcast(const rdzv::Message& m) {
+  // A failed send closes that peer, and on_close erases it from peers_: walk
+  // a snapshot of the ids, never the map itself (found by bench/scale_sim.py:
+  // node 0 crashed at N >= 512 when an agent that had left reset its socket).
+  std::vector<std::uint64_t> ids;
+  ids.reserve(peers_.size());
+  for (const auto& [id, peer] : peers_)
+    if (peer.node) ids.push_back(id);
+  for (const std::uint64_t id : ids) {
+    auto it = peers_.find(id);
+    if (it != peers_.end() && it->second.conn->is_open()) it->second.conn->send(m);
+  }
+}
+
+void RdzvGate::send(std::uint64_t peer, const rdzv::Message& m) {
+  if (const auto it = peers_.find(peer); it != peers_.end()) it->second.conn->send(m);
+}
+
+bool RdzvGate::serves(std::uint64_t peer, std::uint32_t node) const {
+  const auto it = peers_.find(peer);
+  return it != peers_.end() && it->second.node == node;
+}
+
+void RdzvGate::mark_closing(std::uint64_t peer) {
+  if (const auto it = peers_.find(peer); it != peers_.end()) it->second.closing = true;
+}
+
+std::size_t RdzvGate::pending_peers() const {
+  return std::size_t(std::count_if(peers_.begin(), peers_.end(), [](const auto& p) { return !p.second.node; }));
+}
+
+void RdzvGate::tick() {
+  graveyard_.clear();
+  const auto now = Clock::now();
+  if (accept_paused_ && loop_.modify(listen_fd_, EPOLLIN).ok()) accept_paused_ = false;
+  // Handshakes that drag on (slowloris) are cut.
+  std::vector<std::uint64_t> late;
+  for (const auto& [id, p] : peers_)
+    if (!p.node && !p.closing && now > p.deadline) late.push_back(id);
+  for (const auto id : late)
+    refuse(id, "timed out",
+           "rendezvous: dropped " + peers_[id].remote + ": no authentication within " +
+               seconds_text(config_.handshake_timeout),
+           "handshake timeout");
+  strangers_.flush(now, false);
+}
+
+}  // namespace ddp::agent
