@@ -202,7 +202,7 @@ class Sim:
         hb_ms = 5000 if self.mode not in ("cutoff", "sparecut") else int(self.a.heartbeat_timeout * 1000)
         self.hb_ms = hb_ms
         plan = {
-            "VERSION": "4", "SPARES": "0", "MIN_NODES": "0", "GROUPS": str(self.n), "HEALTH_CHECK": "", "HEALTH_CHECK_TIMEOUT_MS": "60000", "REQUEUE": "0", "REQUEUE_WAIT_MS": "60000", "HANG_TIMEOUT_MS": "0", "RUN_ID": f"{os.getpid()}.{self.mode}{self.n}", "MODE": "cpu",
+            "VERSION": "5", "SPARES": "0", "MIN_NODES": "0", "GROUPS": str(self.n), "HEALTH_CHECK": "", "HEALTH_CHECK_TIMEOUT_MS": "60000", "REQUEUE": "0", "REQUEUE_WAIT_MS": "60000", "HANG_TIMEOUT_MS": "0", "RUN_ID": f"{os.getpid()}.{self.mode}{self.n}", "MODE": "cpu",
             "NNODES": str(self.n), "NPROC": "1", "WORLD_SIZE": str(self.n),
             "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(master_port), "MASTER_PORT_FIXED": "1",
             "MAX_RESTARTS": "0", "STOP_GRACE_MS": "5000", "EXPORT_IB_HCA": "0",

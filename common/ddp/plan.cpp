@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "ddp/binding.hpp"
-
 namespace ddp {
 
 Result<RankLayout> rank_layout(const std::vector<std::uint32_t>& workers_per_node, std::uint32_t node_rank) {
@@ -72,21 +70,10 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("WORKERS"), encode_placements(plan.placements));
 }
 
-Result<NodePlan> read_plan(const Environment& env) {
-  const auto version = number(env, "VERSION", 0, 1u << 30);
-  if (!version) return fail(version.error());
-  if (*version != kPlanVersion)
-    return fail("the plan from spank_ddp.so has version " + std::to_string(*version) +
-                " but this ddp-agent reads version " + std::to_string(kPlanVersion) +
-                ": install the plugin and the agent from the same slurm-ddp release");
+namespace {
 
-  NodePlan plan;
-  plan.run_id = env.get(key("RUN_ID")).value_or("");
-  if (plan.run_id.empty()) return fail(key("RUN_ID") + " is empty");
-  const auto mode = parse_mode(env.get(key("MODE")).value_or(""));
-  if (!mode || *mode == Mode::Auto) return fail(key("MODE") + " must be gpu or cpu");
-  plan.mode = *mode;
-
+// The plan's numeric fields, each in its range.
+Status read_numbers(const Environment& env, NodePlan& plan) {
   struct Field {
     std::string_view name;
     std::uint64_t min, max;
@@ -123,6 +110,39 @@ Result<NodePlan> read_plan(const Environment& env) {
   const auto rdzv = number(env, "RDZV_PORT", 0, 65535);
   if (!rdzv) return fail(rdzv.error());
   plan.rdzv_port = std::uint16_t(*rdzv);
+  return Ok{};
+}
+
+// Fields that must agree with each other.
+Status check_consistent(const NodePlan& plan) {
+  if (!plan.placements.empty() && plan.placements.size() != plan.nproc)
+    return fail("the plan places " + std::to_string(plan.placements.size()) + " of " + std::to_string(plan.nproc) +
+                " workers");
+  if (plan.node_rank >= plan.nnodes) return fail(key("NODE_RANK") + " is not below " + key("NNODES"));
+  if (plan.groups + plan.spares != plan.nnodes || plan.min_nodes > plan.groups)
+    return fail(key("GROUPS") + ", " + key("SPARES") + " and " + key("MIN_NODES") + " do not fit " + key("NNODES"));
+  if (std::uint64_t(plan.rank_base) + plan.nproc > plan.world_size)
+    return fail(key("RANK_BASE") + " + " + key("NPROC") + " exceeds " + key("WORLD_SIZE"));
+  return Ok{};
+}
+
+}  // namespace
+
+Result<NodePlan> read_plan(const Environment& env) {
+  const auto version = number(env, "VERSION", 0, 1u << 30);
+  if (!version) return fail(version.error());
+  if (*version != kPlanVersion)
+    return fail("the plan from spank_ddp.so has version " + std::to_string(*version) +
+                " but this ddp-agent reads version " + std::to_string(kPlanVersion) +
+                ": install the plugin and the agent from the same slurm-ddp release");
+
+  NodePlan plan;
+  plan.run_id = env.get(key("RUN_ID")).value_or("");
+  if (plan.run_id.empty()) return fail(key("RUN_ID") + " is empty");
+  const auto mode = parse_mode(env.get(key("MODE")).value_or(""));
+  if (!mode || *mode == Mode::Auto) return fail(key("MODE") + " must be gpu or cpu");
+  plan.mode = *mode;
+  if (auto ok = read_numbers(env, plan); !ok) return fail(ok.error());
   const auto range = parse_port_range(env.get(key("PORT_RANGE")).value_or(""), key("PORT_RANGE"));
   if (!range) return fail(range.error());
   plan.port_range = *range;
@@ -137,15 +157,7 @@ Result<NodePlan> read_plan(const Environment& env) {
   auto placements = decode_placements(env.get(key("WORKERS")).value_or(""));
   if (!placements) return fail(key("WORKERS") + ": " + placements.error());
   plan.placements = std::move(*placements);
-  if (!plan.placements.empty() && plan.placements.size() != plan.nproc)
-    return fail("the plan places " + std::to_string(plan.placements.size()) + " of " + std::to_string(plan.nproc) +
-                " workers");
-
-  if (plan.node_rank >= plan.nnodes) return fail(key("NODE_RANK") + " is not below " + key("NNODES"));
-  if (plan.groups + plan.spares != plan.nnodes || plan.min_nodes > plan.groups)
-    return fail(key("GROUPS") + ", " + key("SPARES") + " and " + key("MIN_NODES") + " do not fit " + key("NNODES"));
-  if (std::uint64_t(plan.rank_base) + plan.nproc > plan.world_size)
-    return fail(key("RANK_BASE") + " + " + key("NPROC") + " exceeds " + key("WORLD_SIZE"));
+  if (auto ok = check_consistent(plan); !ok) return fail(ok.error());
   return plan;
 }
 
