@@ -332,7 +332,7 @@ void Agent::stopped() {
   for (const int fd : output_.read_fds()) loop_.remove(fd);
   output_.drain();
   tell_if_untouched();
-  step({Event::WorkersStopped, 0, false, health_check_.running()});
+  step({.kind = Event::WorkersStopped, .health_running = health_check_.running()});
 }
 
 void Agent::on_start(const StartOrder& order) {
@@ -409,7 +409,7 @@ void Agent::report_failure(std::uint32_t local, int code, const std::string& wha
   report.error_file = std::filesystem::exists(file) ? file : "";
   client_->report_failure(report);
   start_health_check(report.rank, what);
-  step({Event::WorkerFailed, code});
+  step({.kind = Event::WorkerFailed, .value = code});
 }
 
 // HealthCheck= (ddp.conf): is the node itself at fault? Run while the workers
@@ -444,7 +444,7 @@ void Agent::tick_health_check() {
                       (said.empty() ? "" : ": " + said);
     spdlog::error("node {} ({}) is unhealthy: {}", plan_.node_rank, host_, *health_verdict_);
   }
-  step({Event::HealthVerdict, 0, false, health_check_.running()});  // STOPPED, if it waited for the verdict
+  step({.kind = Event::HealthVerdict, .health_running = health_check_.running()});  // STOPPED, if it waited for the verdict
 }
 
 void Agent::on_worker_exits() {
@@ -481,7 +481,7 @@ void Agent::on_done(int code, const std::string& cause) {
   // One root cause for the whole job: node 0's agent prints it.
   if (!cause.empty() && coordinator_) spdlog::error("root cause: {}", cause);
   if (!cause.empty() && !coordinator_ && plan_.verbose) spdlog::info("stopping: {}", cause);
-  step({Event::Verdict, code, group_.running() > 0});
+  step({.kind = Event::Verdict, .value = code, .workers_running = group_.running() > 0});
 }
 
 void Agent::on_lost(const std::string& why) {
@@ -495,7 +495,7 @@ void Agent::on_lost(const std::string& why) {
                   why);
   else
     spdlog::error("{}", why);
-  step({Event::Lost, 0, group_.running() > 0});
+  step({.kind = Event::Lost, .workers_running = group_.running() > 0});
 }
 
 // USR1/USR2, which `sbatch --signal` sends ahead of the time limit or a
@@ -624,7 +624,7 @@ void Agent::on_signal() {
       // the first: the workers are stopped with it (lifecycle.cpp).
       if (plan_.verbose && life_.state != AgentState::Done && !life_.stop_signal)
         spdlog::warn("node {}: received {}, stopping the workers", plan_.node_rank, signal_name(sig));
-      step({Event::Signal, sig});
+      step({.kind = Event::Signal, .value = sig});
     }
   }
 }
@@ -747,7 +747,7 @@ bool Agent::may_leave(std::optional<Clock::time_point>& linger_until) {
   // other agent has read it and hung up (a second at most), so closing its
   // sockets cannot cut a message short.
   if (!coordinator_->verdict()) return false;
-  life_.exit_code = coordinator_->verdict()->exit_code;
+  life_.exit_code = coordinator_->verdict()->exit_code;  // node 0 ends with the job's verdict (lifecycle.hpp)
   if (coordinator_->open_peers() <= 1) return true;
   if (!linger_until) linger_until = Clock::now() + std::chrono::milliseconds(1000);
   return Clock::now() >= *linger_until;

@@ -113,8 +113,9 @@ class Coordinator {
   };
   // The job's lifecycle, in the agents' words (lifecycle.hpp): Rendezvous
   // (gathering every node's JOIN), Running (an attempt's workers run), Stopping
-  // (STOP sent, waiting for every STOPPED), Done (the verdict sent). An agent's
-  // WaitOrders is the coordinator's Stopping (or its start of the next attempt).
+  // (STOP sent, waiting for every STOPPED), Done (the verdict sent). The
+  // agents' WaitOrders has no phase here: a stopped node waits while the job
+  // is Stopping, a spare or a node whose workers finished while it is Running.
   enum class Phase { Rendezvous, Running, Stopping, Done };
 
   RdzvGate::Events gate_events();

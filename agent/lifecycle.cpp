@@ -46,6 +46,10 @@ Transition finish_after_stop(const Lifecycle& l, int code, bool workers_running)
   return finish(l, code);
 }
 
+bool awaits_start(const Lifecycle& l) {
+  return l.state == AgentState::Rendezvous || l.state == AgentState::WaitOrders;
+}
+
 Transition ignored(const Lifecycle& l) {
   Transition t{l};
   t.ignored = true;
@@ -91,18 +95,20 @@ Transition next_state(const Lifecycle& now, const Event& e) {
   using S = AgentState;
   Lifecycle l = now;
   switch (e.kind) {
-    case Event::Start:
-      return now.state == S::Rendezvous || now.state == S::WaitOrders ? Transition{l} : ignored(now);
+    case Event::Start:  // a check: START is taken only between attempts; what came of it follows
+      return awaits_start(now) ? Transition{l} : ignored(now);
     case Event::Misfit:
-      return finish(l, 1);
+      return awaits_start(now) ? finish(l, 1) : ignored(now);
     case Event::Spare:
+      if (!awaits_start(now)) return ignored(now);
       l.state = S::WaitOrders;
       return {l};
     case Event::Started:
+      if (!awaits_start(now)) return ignored(now);
       l.state = S::Running;
       return {l};
     case Event::StartFailed:
-      return stop(l, std::nullopt, SIGTERM);
+      return awaits_start(now) ? stop(l, std::nullopt, SIGTERM) : ignored(now);
     case Event::StopOrder:
       return now.state == S::Running ? stop(l, std::nullopt, SIGTERM) : ignored(now);
     case Event::WorkerFailed:

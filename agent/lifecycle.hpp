@@ -4,12 +4,21 @@
 // the actions. The coordinator (coordinator.hpp) speaks the same words for the
 // job as a whole: Rendezvous, Running, Stopping, Done.
 //
-//   Rendezvous --Start--> Running --(failure, STOP, signal, DONE, lost)--> Stopping
+//   Rendezvous --Start--> Running | WaitOrders (a spare) | Stopping (workers
+//                         could not start) | Done(1) (a layout that misfits)
+//   Running --(failure, STOP, signal, DONE, lost)--> Stopping
 //   Stopping --WorkersStopped--> WaitOrders (STOPPED sent; deferred while the
 //                                HealthCheck runs) | Done (the run is over)
-//   Running --AllFinished--> WaitOrders (FINISHED sent; DONE or BYE follows)
-//   WaitOrders --Start--> Running (the next attempt) | WaitOrders (a spare)
+//   Running --AllFinished--> WaitOrders (DONE or BYE follows)
+//   WaitOrders --Start--> as from Rendezvous (the next attempt)
 //   any --Verdict/Lost/Signal--> Stopping (workers still running) or Done
+//   Done --Signal--> Done (only the exit code changes)
+//
+// The transitions carry the actions on the workers and STOPPED; agent.cpp
+// sends FAIL (before WorkerFailed, StartFailed) and FINISHED (before
+// AllFinished) itself, as those carry what only it knows (the failed rank,
+// its stderr). Node 0 ends with the coordinator's verdict (agent.cpp:
+// may_leave), the same code its own DONE carried.
 //
 // Rendezvous: connect to the coordinator, prove the step's secret, JOIN with
 //             this node's worker count; START brings ranks and MASTER_*.
@@ -38,6 +47,9 @@ enum class AgentState { Rendezvous, Running, Stopping, WaitOrders, Done };
 std::string_view state_name(AgentState state);
 
 // The state and the facts that go with it (no loose flags beside it).
+// Stopping has two halves: the workers being stopped (stopping_workers), then,
+// when a HealthCheck still runs, STOPPED waiting for its verdict
+// (stopped_awaits_health); in Stopping one of the two is always true.
 struct Lifecycle {
   AgentState state = AgentState::Rendezvous;
   // Stopping: the workers are being stopped (signal sent, grace, SIGKILL); false
@@ -58,10 +70,10 @@ struct Event {
     Misfit,          // START's layout does not fit this node -> Done(1)
     Spare,           // START gives this node no workers -> WaitOrders
     Started,         // this node's workers were started -> Running
-    StartFailed,     // they could not be -> Stopping (FAIL sent)
+    StartFailed,     // they could not be (agent.cpp sent FAIL) -> Stopping
     StopOrder,       // STOP for this attempt -> Stopping
     WorkerFailed,    // this attempt's first failure here (`value`: its code) -> Stopping
-    AllFinished,     // every worker exited 0 -> WaitOrders (FINISHED sent)
+    AllFinished,     // every worker exited 0 (agent.cpp sent FINISHED) -> WaitOrders
     WorkersStopped,  // the last worker reaped -> WaitOrders (STOPPED) or Done
     HealthVerdict,   // the HealthCheck ended -> STOPPED if it waited for it
     Verdict,         // DONE, ABORT or BYE (`value`: the code) -> Done once stopped

@@ -143,6 +143,10 @@ void RdzvGate::on_accept() {
     peer.conn = std::make_unique<Connection>(
         loop_, fd, [this, id](const rdzv::Message& m) { on_message(id, m); },
         [this, id](const std::string& why) { on_close(id, why); });
+    if (!peer.conn->is_open()) {  // epoll refused it: the socket is closed, and nothing would ever call on_close
+      peers_.erase(id);
+      continue;
+    }
     rdzv::Message challenge{"CHALLENGE", {}};
     challenge.set("version", rdzv::kProtocolVersion).set("run", config_.run_id).set("nonce", peer.server_nonce);
     peer.conn->send(challenge);
@@ -239,9 +243,11 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
   }
   if (const auto reason = events_.admit(std::uint32_t(*node))) {
     spdlog::warn("rendezvous: refused {}: {}", peer.remote, *reason);
+    // Closing by id: a failed send closes the peer and erases it (on_close),
+    // so `peer` must not be touched after the send.
+    peer.closing = true;
     rdzv::Message refused{"REFUSED", {}};
     peer.conn->send(refused.set("reason", *reason));
-    peer.closing = true;
     return close_peer(id, "duplicate node");
   }
   peer.node = std::uint32_t(*node);

@@ -27,7 +27,7 @@ std::uint16_t rdzv_port_for(PortRange range, std::uint32_t job_id, std::uint32_t
                             std::uint16_t master_port) {
   const auto port = derive_rdzv_port(range, job_id, step_id);
   if (port != master_port) return port;
-  return derive_port(range, job_id, step_id, 62);  // --ddp-port chose the rendezvous slot's port
+  return derive_port(range, job_id, step_id, 0);  // --ddp-port chose the rendezvous slot's port
 }
 
 namespace {
@@ -92,6 +92,7 @@ void choose_ports(NodePlan& plan, const StepFacts& facts, const Settings& settin
 }
 
 // Timeouts and switches: the site's settings, where the user's options win.
+// After place_ranks (the restart budget counts the spares and groups it set).
 void copy_settings(NodePlan& plan, const StepFacts& facts, const Settings& settings, const DdpRequest& request) {
   plan.master_interface = facts.shape == Shape::Task ? "" : settings.master_interface;
   plan.rdzv_timeout_ms = std::uint32_t(settings.rdzv_timeout.count());
@@ -172,6 +173,20 @@ std::vector<std::string> gpu_bus_ids(const Settings& settings, const NodePlan& p
   return bus_ids;
 }
 
+// Worker i's entry of CUDA_VISIBLE_DEVICES: an index, or a GPU-/MIG- UUID.
+// An entry with '|' or ';' is none of those (CUDA would see no device) and
+// would not fit the placements' text form (placement.hpp): left out, and said.
+std::string worker_gpu(const StepFacts& facts, std::uint32_t i, const std::string& node,
+                       std::vector<std::string>& warnings) {
+  if (i >= facts.visible_gpus.size()) return std::to_string(i);
+  const auto& entry = facts.visible_gpus[i];
+  if (entry.find_first_of("|;") == std::string::npos) return entry;
+  warnings.push_back(node + "CUDA_VISIBLE_DEVICES entry '" + printable(entry, 100) +
+                     "' is not a GPU index or UUID: worker " + std::to_string(i) +
+                     " keeps the step's CUDA_VISIBLE_DEVICES");
+  return "";
+}
+
 }  // namespace
 
 std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodePlan& plan, const StepFacts& facts,
@@ -189,7 +204,7 @@ std::vector<WorkerPlacement> place_workers(const Settings& settings, const NodeP
     // Worker i uses the i-th GPU of the step; cuda:LOCAL_RANK is that GPU
     // because CUDA_VISIBLE_DEVICES keeps Slurm's order.
     for (std::uint32_t i = 0; i < plan.nproc; ++i)
-      placements[i].gpu = i < facts.visible_gpus.size() ? facts.visible_gpus[i] : std::to_string(i);
+      placements[i].gpu = worker_gpu(facts, i, node, warnings);
   } else {
     binding = plan_cpu_binding(*topo, plan.nproc, {});
   }

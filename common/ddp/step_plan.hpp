@@ -46,7 +46,7 @@ struct StepFacts {
   std::uint32_t node_id = 0;       // this node's index in the step
   std::vector<std::string> nodes;  // the step's nodes, in node-rank order
   std::string partition;
-  Shape shape = Shape::Agent;
+  Shape shape = Shape::None;  // step_shape(); a plan for None is refused
   std::vector<std::uint32_t> tasks_per_node;
   std::uint32_t local_tasks = 1;
   std::uint32_t total_tasks = 1;
@@ -61,7 +61,8 @@ struct StepFacts {
 };
 
 // The checks on the step's command that are the same on every node: no second
-// launcher (agent shape) and no container plugin's request (agent shape); see
+// launcher as the command (agent shape), LOCAL_RANK not already set (either
+// shape), no container plugin's request (agent shape); see
 // check_not_a_launcher and check_no_container_plugin (request.hpp).
 Status check_step_command(const StepFacts& facts);
 
@@ -100,8 +101,9 @@ std::uint16_t first_master_port(const DdpRequest& request, const Settings& setti
 
 // The agents' rendezvous port on node 0: slot 0 of the step (derive_rdzv_port),
 // unless --ddp-port chose that very port for MASTER_PORT; then the step's slot
-// 62, which no attempt before the 62nd uses. So it differs from `master_port`
-// in any PortRange of 63 ports or more (a smaller range has too few slots).
+// 1, attempt 0's derived MASTER_PORT, which no attempt uses when --ddp-port
+// fixes MASTER_PORT. Slots 0 and 1 are neighbours, so it differs from
+// `master_port` in any PortRange of 2 ports or more.
 std::uint16_t rdzv_port_for(PortRange range, std::uint32_t job_id, std::uint32_t step_id,
                             std::uint16_t master_port);
 

@@ -55,6 +55,10 @@ START_TEST(a_failure_stops_reports_stopped_and_a_restart_runs_again) {
   ck_assert(feed(l, {Event::WorkerFailed, 9}).ignored);
   ck_assert(feed(l, {Event::StopOrder}).ignored);  // STOP for a node stopping already
   ck_assert(feed(l, {Event::Start}).ignored);      // no START while workers stop
+  for (const auto kind : {Event::Started, Event::Spare, Event::Misfit, Event::StartFailed}) {
+    ck_assert(feed(l, {kind}).ignored);  // nor anything that comes of one
+    ck_assert(l.state == S::Stopping && l.stopping_workers);
+  }
   t = feed(l, stopped());
   ck_assert(t.report_stopped);
   ck_assert(l.state == S::WaitOrders && !l.stopping_workers);
@@ -177,7 +181,7 @@ START_TEST(a_lost_coordinator_stops_the_workers_and_ends_with_1) {
 }
 END_TEST
 
-START_TEST(sigterm_while_running_stops_with_it_and_ends_with_143) {
+START_TEST(a_signal_stops_the_workers_with_itself_and_ends_with_128_plus_it) {
   Lifecycle l = running();
   auto t = feed(l, {Event::Signal, SIGINT});
   ck_assert_int_eq(t.signal_workers, SIGINT);  // the workers' first signal is the agent's own
@@ -239,6 +243,6 @@ Suite* lifecycle_suite() {
        a_spare_waits_for_orders_and_may_be_seated_later, a_layout_that_does_not_fit_ends_with_1,
        workers_that_cannot_start_are_stopped_and_reported, the_health_check_defers_stopped_until_its_verdict,
        the_verdict_during_the_health_check_ends_without_stopped, a_lost_coordinator_stops_the_workers_and_ends_with_1,
-       sigterm_while_running_stops_with_it_and_ends_with_143, a_signal_while_stopping_or_done_changes_only_the_end,
+       a_signal_stops_the_workers_with_itself_and_ends_with_128_plus_it, a_signal_while_stopping_or_done_changes_only_the_end,
        a_hang_is_reported_once_like_a_failure});
 }

@@ -205,11 +205,13 @@ END_TEST
 // gives with --ddp-port, the agents' rendezvous port is another one.
 START_TEST(rendezvous_port_never_takes_the_users_port) {
   Settings s;
+  // Every port of ranges large and small (63 ports: slot 63 wraps onto slot 0).
+  for (const std::uint16_t last : {20999, 20063, 20062, 20001})
+    for (std::uint32_t job : {1u, 42u, 777777u})
+      for (std::uint32_t step : {0u, 3u, kBatchStepId})
+        for (std::uint32_t port = 20000; port <= last; ++port)
+          ck_assert_uint_ne(rdzv_port_for({20000, last}, job, step, std::uint16_t(port)), port);
   s.port_range = {20000, 20999};
-  for (std::uint32_t job : {1u, 42u, 777777u})
-    for (std::uint32_t step : {0u, 3u, kBatchStepId})
-      for (std::uint32_t port = 20000; port <= 20999; ++port)
-        ck_assert_uint_ne(rdzv_port_for(s.port_range, job, step, std::uint16_t(port)), port);
   // The case that needs the rule: --ddp-port is the step's rendezvous slot.
   auto f = facts_for(2, 0);
   auto r = ddp_request();
@@ -217,7 +219,7 @@ START_TEST(rendezvous_port_never_takes_the_users_port) {
   const auto p = planned(f, r, s);
   ck_assert_uint_eq(p.node.master_port, *r.port);
   ck_assert_uint_ne(p.node.rdzv_port, *r.port);
-  ck_assert_uint_eq(p.node.rdzv_port, derive_port(s.port_range, f.job_id, f.step_id, 62));
+  ck_assert_uint_eq(p.node.rdzv_port, derive_port(s.port_range, f.job_id, f.step_id, 0));
 }
 END_TEST
 
@@ -374,6 +376,18 @@ START_TEST(placement_problems_leave_workers_unbound_with_a_warning) {
   ck_assert(place_workers(s, plan, f, broken, warnings).empty());
   ck_assert_uint_eq(warnings.size(), 1);
   CK_STR_EQ(warnings[0], "node n1: workers run unbound: hwloc: no topology");
+  // A CUDA_VISIBLE_DEVICES entry no device has, which the plan's text form
+  // could not carry: left out with a warning, and the plan still reads back.
+  warnings.clear();
+  f.step_gpus = {"0", "1"};
+  f.visible_gpus = {"0", "GPU-a|b;c"};
+  w = place_workers(s, plan, f, two_socket_hardware(), warnings);
+  CK_STR_EQ(w[0].gpu, "0");
+  CK_STR_EQ(w[1].gpu, "");
+  ck_assert_uint_eq(warnings.size(), 1);
+  CK_CONTAINS(warnings[0], "node n1: CUDA_VISIBLE_DEVICES entry 'GPU-a|b;c' is not a GPU index or UUID");
+  const auto back = decode_placements(encode_placements(w));
+  ck_assert(back.ok() && *back == w);
 }
 END_TEST
 
