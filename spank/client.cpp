@@ -26,7 +26,7 @@ namespace {
 // know it; the agents prove it to each other without sending it (see
 // rdzv_protocol.hpp). spank_setenv() works only in the remote context, so it
 // goes into srun's own environment now, before srun copies that environment
-// for the step (later, in local_user_init, would be too late).
+// for the step (later, in slurm_spank_local_user_init, would be too late).
 int make_step_secret() {
   const std::string secret = rdzv::random_hex(32);
   if (::setenv("SLURM_DDP_SECRET", secret.c_str(), 1) != 0) {
