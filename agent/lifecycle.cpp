@@ -75,22 +75,6 @@ Transition on_signal(Lifecycle l, int sig) {
 
 }  // namespace
 
-std::string_view state_name(AgentState state) {
-  switch (state) {
-    case AgentState::Rendezvous:
-      return "Rendezvous";
-    case AgentState::Running:
-      return "Running";
-    case AgentState::Stopping:
-      return "Stopping";
-    case AgentState::WaitOrders:
-      return "WaitOrders";
-    case AgentState::Done:
-      return "Done";
-  }
-  return "?";
-}
-
 Transition next_state(const Lifecycle& now, const Event& e) {
   using S = AgentState;
   Lifecycle l = now;

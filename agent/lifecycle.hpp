@@ -38,13 +38,10 @@
 #pragma once
 
 #include <optional>
-#include <string_view>
 
 namespace ddp::agent {
 
 enum class AgentState { Rendezvous, Running, Stopping, WaitOrders, Done };
-
-std::string_view state_name(AgentState state);
 
 // The state and the facts that go with it (no loose flags beside it).
 // Stopping has two halves: the workers being stopped (stopping_workers), then,
