@@ -72,11 +72,14 @@ void export_site_env(spank_t sp, const Settings& settings) {
 }
 
 // What placing the workers needs of the node: hwloc's topology (or the site's
-// XML export of it) and, for GPU workers, the driver's GPU minors. Read as the
-// job's user, in user_init.
-NodeHardware load_hardware(const Settings& settings) {
-  return {settings.topology_file.empty() ? load_topology_system() : load_topology_xml(settings.topology_file),
-          gpu_minors_to_bus_ids(settings.gpu_info_dir)};
+// XML export of it) and, when the step has GPUs (GPU workers need them), the
+// driver's GPU minors. Read as the job's user, in user_init.
+NodeHardware load_hardware(const Settings& settings, const StepFacts& facts) {
+  NodeHardware hardware;
+  hardware.topology =
+      settings.topology_file.empty() ? load_topology_system() : load_topology_xml(settings.topology_file);
+  if (!facts.step_gpus.empty()) hardware.gpu_minors = gpu_minors_to_bus_ids(settings.gpu_info_dir);
+  return hardware;
 }
 
 // Reports a deferred error once: from node 0 for errors that are the same on
@@ -184,7 +187,7 @@ int slurmstepd_user_init(spank_t sp) {
       return 0;
     }
   // The batch script runs on node 0 only; the hardware is for the workers.
-  const auto hardware = facts->shape == Shape::Batch ? NodeHardware{} : load_hardware(st.settings);
+  const auto hardware = facts->shape == Shape::Batch ? NodeHardware{} : load_hardware(st.settings, *facts);
   auto planned = plan_step(*facts, st.settings, st.request, st.master_addr.value_or(""), hardware);
   if (!planned) {
     st.defer(planned.error(), facts->shape != Shape::Batch);
