@@ -18,18 +18,19 @@
 #include <functional>
 #include <optional>
 
+#include "command.hpp"
 #include "coordinator.hpp"
-#include "lifecycle.hpp"
-#include "ddp/affinity.hpp"
-#include "ddp/netif.hpp"
-#include "ddp/parse.hpp"
-#include "ddp/rdzv_protocol.hpp"
-#include "ddp/roster.hpp"
-#include "ddp/worker_env.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/node/affinity.hpp"
+#include "ddp/node/netif.hpp"
+#include "ddp/plan/ports.hpp"
+#include "ddp/plan/roster.hpp"
+#include "ddp/plan/worker_env.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 #include "hang_watch.hpp"
+#include "lifecycle.hpp"
 #include "rdzv_client.hpp"
-#include "command.hpp"
 #include "requeue.hpp"
 #include "worker_group.hpp"
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/plan.hpp"
+#include "ddp/wire/node_plan.hpp"
 #include "output.hpp"
 
 namespace ddp::agent {

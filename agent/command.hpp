@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ddp/environment.hpp"
-#include "ddp/result.hpp"
+#include "ddp/base/environment.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::agent {
 

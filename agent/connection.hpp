@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "ddp/rdzv_protocol.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 
 namespace ddp::agent {

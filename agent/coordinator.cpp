@@ -4,8 +4,8 @@
 
 #include <sstream>
 
-#include "ddp/netif.hpp"
-#include "ddp/parse.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/node/netif.hpp"
 
 namespace ddp::agent {
 

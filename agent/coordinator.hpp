@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "ddp/placement.hpp"
-#include "ddp/roster.hpp"
+#include "ddp/plan/roster.hpp"
+#include "ddp/wire/placement.hpp"
 #include "event_loop.hpp"
 #include "rdzv_gate.hpp"
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <memory>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::agent {
 

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "ddp/parse.hpp"
+#include "ddp/base/parse.hpp"
 
 namespace ddp::agent {
 

@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "agent.hpp"
+#include "ddp/base/bounds.hpp"
+#include "ddp/base/version.hpp"
+#include "ddp/node/limits.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "worker_group.hpp"
-#include "ddp/limits.hpp"
-#include "ddp/rdzv_protocol.hpp"
-#include "ddp/version.hpp"
 
 using namespace ddp;
 

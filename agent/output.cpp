@@ -11,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-#include "ddp/parse.hpp"
+#include "ddp/base/parse.hpp"
 
 namespace ddp::agent {
 

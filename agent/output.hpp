@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::agent {
 

@@ -11,8 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ddp/netif.hpp"
-#include "ddp/plan.hpp"
+#include "ddp/node/netif.hpp"
+#include "ddp/wire/node_plan.hpp"
 
 namespace ddp::agent {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "connection.hpp"
-#include "ddp/placement.hpp"
+#include "ddp/wire/placement.hpp"
 #include "event_loop.hpp"
 
 namespace ddp::agent {

@@ -13,8 +13,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "ddp/parse.hpp"
-#include "ddp/rdzv_protocol.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 
 namespace ddp::agent {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "command.hpp"
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::agent {
 

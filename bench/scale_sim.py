@@ -3,7 +3,7 @@
 
 Every node is an ddp-agent process on this machine, started the way the spank_ddp
 plugin starts it (`ddp-agent --plan-from-env -- CMD`, DDP_PLAN_* variables as
-write_plan() in common/ddp/plan.cpp writes them, SLURM_DDP_SECRET shared by all),
+write_plan() in common/ddp/wire/node_plan.cpp writes them, SLURM_DDP_SECRET shared by all),
 one worker per node; node 0's agent hosts the coordinator on a free port of
 127.0.0.1. Four measurements (and one optional), each repeated --repeats times
 (median/min/max):

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ddp/parse.hpp"
-#include "ddp/rdzv_protocol.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "log.hpp"
 #include "slurm.hpp"
 #include "state.hpp"

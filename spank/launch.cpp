@@ -9,9 +9,10 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ddp/affinity.hpp"
-#include "ddp/netif.hpp"
-#include "ddp/worker_env.hpp"
+#include "ddp/node/affinity.hpp"
+#include "ddp/node/netif.hpp"
+#include "ddp/plan/worker_env.hpp"
+#include "ddp/plan/workers.hpp"
 #include "log.hpp"
 
 namespace ddp::spank {

@@ -1,11 +1,11 @@
 // What task_init does with a plan, per shape (the plan itself comes from
-// plan_step, common/ddp/step_plan.hpp).
+// plan_step, common/ddp/plan/step_plan.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "ddp/plan.hpp"
+#include "ddp/wire/node_plan.hpp"
 #include "slurm.hpp"
 
 namespace ddp::spank {

@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "ddp/parse.hpp"
+#include "ddp/base/parse.hpp"
 #include "slurm.hpp"
 
 namespace ddp::spank {

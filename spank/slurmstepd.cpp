@@ -19,8 +19,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ddp/step_plan.hpp"
-#include "ddp/topology.hpp"
+#include "ddp/node/topology.hpp"
+#include "ddp/plan/step_plan.hpp"
 #include "launch.hpp"
 #include "log.hpp"
 #include "state.hpp"

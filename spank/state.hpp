@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ddp/plan.hpp"
-#include "ddp/request.hpp"
-#include "ddp/site_config.hpp"
-#include "ddp/step_plan.hpp"
+#include "ddp/plan/request.hpp"
+#include "ddp/plan/step_plan.hpp"
+#include "ddp/site/site_config.hpp"
+#include "ddp/wire/node_plan.hpp"
 
 namespace ddp::spank {
 

@@ -3,8 +3,9 @@
 #include <cstdlib>
 #include <numeric>
 
-#include "ddp/parse.hpp"
-#include "ddp/plan.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/plan/workers.hpp"
+#include "ddp/wire/node_plan.hpp"
 
 namespace ddp::spank {
 

@@ -1,6 +1,6 @@
 // Asking Slurm about the step on this node, in slurmstepd: ids, nodes, tasks,
 // GPUs, the command, node addresses. gather_step_facts() fills the value type
-// StepFacts (common/ddp/step_plan.hpp) once in user_init; everything after
+// StepFacts (common/ddp/plan/step_plan.hpp) once in user_init; everything after
 // works on those values.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "ddp/result.hpp"
-#include "ddp/step_plan.hpp"
+#include "ddp/base/result.hpp"
+#include "ddp/plan/step_plan.hpp"
 #include "hostlist.hpp"
 #include "slurm.hpp"
 

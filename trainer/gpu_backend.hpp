@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/collectives.hpp"
 #include "dist/store.hpp"
 #include "model/ops.hpp"

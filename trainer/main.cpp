@@ -4,8 +4,8 @@
 
 #include <cstdio>
 
-#include "ddp/limits.hpp"
-#include "ddp/version.hpp"
+#include "ddp/base/version.hpp"
+#include "ddp/node/limits.hpp"
 #include "gpu_backend.hpp"
 #include "train/options.hpp"
 #include "train/trainer.hpp"

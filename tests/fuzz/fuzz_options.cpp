@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ddp/parse.hpp"
-#include "ddp/request.hpp"
-#include "ddp/site_config.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/plan/request.hpp"
+#include "ddp/site/site_config.hpp"
 #include "fuzz.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

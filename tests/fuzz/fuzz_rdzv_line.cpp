@@ -6,7 +6,7 @@
 // (as recv() would cut it), the rest is the stream.
 #include <string>
 
-#include "ddp/rdzv_protocol.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "fuzz.hpp"
 
 namespace rdzv = ddp::rdzv;

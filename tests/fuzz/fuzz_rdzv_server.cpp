@@ -22,7 +22,7 @@
 #include <spdlog/spdlog.h>
 
 #include "coordinator.hpp"
-#include "ddp/rdzv_protocol.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 #include "fuzz.hpp"
 

@@ -2,7 +2,7 @@
 // and the resolution of the settings for one node.
 #include <string>
 
-#include "ddp/site_config.hpp"
+#include "ddp/site/site_config.hpp"
 #include "fuzz.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Lints the man pages in doc/man and checks that they keep up with the code:
 #   - every page formats without a single groff warning;
-#   - every option the plugin registers (kOptions in common/ddp/request.hpp, the
+#   - every option the plugin registers (kOptions in common/ddp/plan/request.hpp, the
 #     table spank/options.cpp registers) is in spank-ddp.8 with its argument
 #     form and usage text, and every DDP_* equivalent, worker variable and batch
 #     variable is named there;
-#   - every ddp.conf key (kKnownKeys in common/ddp/site_config.cpp) is in ddp.conf.5;
+#   - every ddp.conf key (kKnownKeys in common/ddp/site/site_config.cpp) is in ddp.conf.5;
 #   - every ddp-agent option (agent/main.cpp) and its environment variable is in
 #     ddp-agent.1;
 #   - with the ddp-train binary given, every option `ddp-train --help` prints is
@@ -71,7 +71,7 @@ has_text() { grep -Fq -- "$1" <<<"$2"; }
 
 # --- 2. spank-ddp.8 against the plugin's option table. ---------------------
 options_cpp=$src/spank/options.cpp
-request_hpp=$src/common/ddp/request.hpp
+request_hpp=$src/common/ddp/plan/request.hpp
 grep -q 'std::size(kOptions)' "$options_cpp" ||
   fail "spank/options.cpp no longer registers kOptions; update man_pages.sh to read the options from where they are now"
 # The kOptions table on one line, adjacent string literals joined, one entry per line.
@@ -96,7 +96,7 @@ done <<<"$entries"
 # DDP_* equivalents, the worker contract and the batch script's variables.
 variables=$(
   sed -n '/kEnvEquivalents\[\] = {/,/^};/p' "$request_hpp" | grep -oE '\{"[A-Z_]+"' | tr -d '{"'
-  grep -oE 'set(_default)?\("[A-Z_]+"' "$src/common/ddp/worker_env.cpp" | sed -E 's/.*\("//; s/"$//'
+  grep -oE 'set(_default)?\("[A-Z_]+"' "$src/common/ddp/plan/worker_env.cpp" | sed -E 's/.*\("//; s/"$//'
   grep -oE 'env\.set\("[A-Z_]+"' "$src/agent/agent.cpp" | sed -E 's/.*\("//; s/"$//'
   sed -n '/^Status export_batch_env/,/^}/p' "$src/spank/launch.cpp" | grep -oE '"(MASTER|DDP)_[A-Z_]+"' | tr -d '"'
 )
@@ -105,9 +105,9 @@ for var in $(sort -u <<<"$variables"); do
 done
 
 # --- 3. ddp.conf.5 against the site config parser. -------------------------
-keys=$(tr '\n' ' ' <"$src/common/ddp/site_config.cpp" |
+keys=$(tr '\n' ' ' <"$src/common/ddp/site/site_config.cpp" |
   sed -nE 's/.*kKnownKeys =[[:space:]]*(("[^"]*"[[:space:]]*)+);.*/\1/p' | sed -E 's/"[[:space:]]*"//g; s/"//g' | tr ',' '\n' | tr -d ' ')
-[[ $(wc -l <<<"$keys") -ge 10 ]] || fail "could not read kKnownKeys from common/ddp/site_config.cpp"
+[[ $(wc -l <<<"$keys") -ge 10 ]] || fail "could not read kKnownKeys from common/ddp/site/site_config.cpp"
 conf_text=$(flat ddp.conf.5)
 for key in $keys; do
   has_text "$key=" "$conf_text" || problem "ddp.conf.5 does not document $key="

@@ -19,7 +19,7 @@
       that node has joined), and A's secret over B's fresh challenge. One line each:
       "CASE: <the coordinator's answer>".
 
-The MAC is the documented one (common/ddp/rdzv_protocol.hpp):
+The MAC is the documented one (common/ddp/wire/rdzv_protocol.hpp):
 HMAC-SHA256(secret as text, "slurm-ddp rdzv v1 client-mac run=R node=N snonce=S cnonce=C").
 """
 import argparse

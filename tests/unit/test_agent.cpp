@@ -18,8 +18,8 @@
 
 #include "agent.hpp"
 #include "coordinator.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "hang_watch.hpp"
-#include "ddp/rdzv_protocol.hpp"
 #include "rdzv_client.hpp"
 #include "requeue.hpp"
 #include "suites.hpp"

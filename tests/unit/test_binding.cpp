@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "ddp/binding.hpp"
-#include "ddp/topology.hpp"
+#include "ddp/base/cpu_list.hpp"
+#include "ddp/node/topology.hpp"
+#include "ddp/plan/binding.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

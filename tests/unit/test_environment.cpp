@@ -1,7 +1,7 @@
 #include <cstring>
 
-#include "ddp/environment.hpp"
-#include "ddp/netif.hpp"
+#include "ddp/base/environment.hpp"
+#include "ddp/node/netif.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

@@ -1,4 +1,4 @@
-#include "ddp/parse.hpp"
+#include "ddp/base/parse.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

@@ -1,6 +1,8 @@
 #include <set>
 
-#include "ddp/plan.hpp"
+#include "ddp/plan/ports.hpp"
+#include "ddp/plan/workers.hpp"
+#include "ddp/wire/node_plan.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/rdzv_protocol.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

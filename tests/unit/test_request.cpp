@@ -1,6 +1,6 @@
 #include <map>
 
-#include "ddp/request.hpp"
+#include "ddp/plan/request.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

@@ -1,4 +1,4 @@
-#include "ddp/roster.hpp"
+#include "ddp/plan/roster.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ddp/site_config.hpp"
+#include "ddp/site/site_config.hpp"
 
 #include "hostlist.hpp"
 #include "suites.hpp"

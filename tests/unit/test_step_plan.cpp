@@ -1,8 +1,9 @@
-// plan_step (common/ddp/step_plan.hpp): every decision the plugin makes for a
+// plan_step (common/ddp/plan/step_plan.hpp): every decision the plugin makes for a
 // step on one node, tested on values (no Slurm, no hwloc).
 #include <set>
 
-#include "ddp/step_plan.hpp"
+#include "ddp/plan/ports.hpp"
+#include "ddp/plan/step_plan.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

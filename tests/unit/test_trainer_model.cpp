@@ -7,9 +7,9 @@
 #include <random>
 #include <vector>
 
+#include "dist/cpu_collectives.hpp"
 #include "model/layout.hpp"
 #include "model/model.hpp"
-#include "dist/cpu_collectives.hpp"
 #include "model/ops.hpp"
 #include "suites.hpp"
 #include "train/step.hpp"

@@ -1,4 +1,4 @@
-#include "ddp/worker_env.hpp"
+#include "ddp/plan/worker_env.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

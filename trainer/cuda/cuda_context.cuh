@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/collectives.hpp"
 #include "gpu_backend.hpp"
 #include "model/ops.hpp"

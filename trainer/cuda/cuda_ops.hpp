@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "model/ops.hpp"
 
 namespace ddp::train {

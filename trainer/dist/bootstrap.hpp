@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/store.hpp"
 
 namespace ddp::train {

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::train {
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <memory>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/bootstrap.hpp"
 #include "dist/collectives.hpp"
 #include "model/ops.hpp"

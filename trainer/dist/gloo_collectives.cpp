@@ -30,7 +30,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "ddp/netif.hpp"
+#include "ddp/node/netif.hpp"
 #include "dist/cpu_collectives.hpp"
 #include "dist/shm_group.hpp"
 

@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/bootstrap.hpp"
 
 namespace ddp::train {

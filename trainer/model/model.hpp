@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "model/layout.hpp"
 #include "model/ops.hpp"
 

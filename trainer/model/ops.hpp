@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::train {
 

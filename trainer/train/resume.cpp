@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstdint>
 
-#include "ddp/parse.hpp"
+#include "ddp/base/parse.hpp"
 
 namespace ddp::train {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/bootstrap.hpp"
 #include "model/ops.hpp"
 #include "train/options.hpp"

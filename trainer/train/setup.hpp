@@ -10,7 +10,7 @@
 #include <string>
 
 #include "data/dataset.hpp"
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/bootstrap.hpp"
 #include "dist/collectives.hpp"
 #include "model/layout.hpp"

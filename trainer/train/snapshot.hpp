@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 
 namespace ddp::train {
 

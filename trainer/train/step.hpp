@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "ddp/result.hpp"
+#include "ddp/base/result.hpp"
 #include "dist/collectives.hpp"
 #include "model/model.hpp"
 #include "model/ops.hpp"

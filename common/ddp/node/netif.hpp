@@ -1,0 +1,43 @@
+// Which local network interface reaches an address. Effects (a socket, the
+// interface list); the plugin and the agent use it to tell Gloo and NCCL which
+// interface to bind, the way Horovod probes for a routable interface.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ddp/base/result.hpp"
+
+namespace ddp {
+
+struct LocalRoute {
+  std::string source_address;  // the address the kernel would send from
+  std::string interface;       // the interface holding that address
+};
+
+// Asks the kernel for the route to `ipv4_address` (a UDP connect sends nothing)
+// and names the interface that owns the chosen source address. For one of this
+// host's own addresses that is the interface holding it, not "lo".
+Result<LocalRoute> route_to(const std::string& ipv4_address);
+
+}  // namespace ddp
+
+namespace ddp {
+// The IPv4 address of interface `name` on this host (for MasterInterface=ib0).
+Result<std::string> interface_address(const std::string& name);
+
+// Whether a TCP listener could bind `ipv4_address`:`port` now (SO_REUSEADDR, as
+// PyTorch's TCPStore binds). A port another process listens on is not free.
+Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port);
+
+// The two ports node 0 must find free before workers start (racy by nature:
+// these catch the common case, another job holding the port, not a bind
+// race; when the check itself fails they pass and the workers will tell).
+// MASTER_PORT: worker rank 0 listens on it; taken, it would surface as an
+// EADDRINUSE deep inside PyTorch. Checked by node 0's coordinator before each
+// attempt (agent shape) or by the plugin on node 0 (task shape).
+Status check_master_port_free(const std::string& node0_address, std::uint16_t port);
+// The agents' rendezvous port, derived from PortRange: checked by the plugin
+// on node 0 before it starts the agent.
+Status check_rdzv_port_free(const std::string& node0_address, std::uint16_t port);
+}  // namespace ddp

@@ -1,0 +1,69 @@
+// NodePlan: everything one node's agent needs to start its workers, worked out
+// by the SPANK plugin on the compute node (plan/step_plan.hpp) and handed to
+// ddp-agent through DDP_PLAN_* environment variables: the agent's contract
+// with the plugin, written and read here. The standalone agent builds the
+// same plan from its command line. What the agent runs is this plan; what
+// changes per attempt (ranks after a spare took over, MASTER_PORT) comes with
+// the rendezvous' START and lives in the agent's attempt, not here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ddp/base/environment.hpp"
+#include "ddp/base/mode.hpp"
+#include "ddp/base/parse.hpp"
+#include "ddp/base/result.hpp"
+#include "ddp/wire/placement.hpp"
+
+namespace ddp {
+
+inline constexpr int kPlanVersion = 5;
+inline constexpr std::string_view kPlanPrefix = "DDP_PLAN_";
+
+struct NodePlan {
+  std::string run_id;           // the same on every node: "JOBID.STEPID" under Slurm
+  Mode mode = Mode::Cpu;        // resolved: Gpu or Cpu
+  std::uint32_t node_rank = 0;  // index of this node in the step's node list
+  std::uint32_t nnodes = 1;
+  std::uint32_t nproc = 1;         // workers on this node
+  std::uint32_t rank_base = 0;     // global rank of this node's local rank 0
+  std::uint32_t world_size = 1;    // workers on all nodes
+  std::string master_addr;         // address of node 0, as Slurm publishes it
+  std::uint16_t master_port = 0;   // attempt 0's
+  bool master_port_fixed = false;  // --ddp-port: every attempt uses it; else derive_port per attempt
+  std::uint32_t job_id = 0;        // with step_id and port_range: derive_port for later attempts
+  std::uint32_t step_id = 0;
+  PortRange port_range{20000, 29999};
+  std::uint16_t rdzv_port = 0;                // the agents' rendezvous on node 0 (never MASTER_PORT)
+  std::string master_interface;               // node 0's agent sets MASTER_ADDR to its address here ("" = NodeAddr)
+  std::uint32_t rdzv_timeout_ms = 60000;      // every node must arrive within this
+  std::uint32_t heartbeat_timeout_ms = 5000;  // a silent node is declared lost after this
+  std::uint32_t max_restarts = 0;
+  std::uint32_t stop_grace_ms = 5000;  // SIGTERM -> SIGKILL grace when stopping workers
+  bool verbose = false;
+  bool export_ib_hca = false;               // NCCL_IB_HCA = each worker's closest NIC
+  bool requeue = false;                     // --ddp-requeue: node 0 requeues the job after Slurm's warning
+  std::uint32_t requeue_wait_ms = 60000;    // ... once every worker has ended, or after this long
+  std::uint32_t hang_timeout_ms = 0;        // a worker without progress this long is a hang (0: off)
+  std::uint32_t spares = 0;                 // --ddp-spares: the step's last K nodes wait (roster.hpp)
+  std::uint32_t min_nodes = 0;              // --ddp-min-nodes: the fewest groups to go on with (0: no shrinking)
+  // GROUP_RANK and GROUP_WORLD_SIZE: node_rank and nnodes - spares at first (a
+  // spare's group_rank means nothing until a START gives it a group).
+  std::uint32_t group_rank = 0;
+  std::uint32_t groups = 1;
+  std::string health_check;                      // the site's HealthCheck: run after a worker failure ("" = none)
+  std::uint32_t health_check_timeout_ms = 60000;  // ... and failed when it takes longer
+  std::vector<WorkerPlacement> placements;  // empty, or one per local worker
+
+  bool operator==(const NodePlan&) const = default;
+};
+
+// Writes/reads the DDP_PLAN_* variables. read_plan() checks the version so a
+// plugin and an agent from different releases fail with a message, not a guess.
+void write_plan(const NodePlan& plan, Environment& env);
+Result<NodePlan> read_plan(const Environment& env);
+
+}  // namespace ddp
