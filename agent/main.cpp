@@ -19,7 +19,7 @@
 #include "ddp/base/version.hpp"
 #include "ddp/node/limits.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
-#include "worker_group.hpp"
+#include "workers/worker_group.hpp"
 
 using namespace ddp;
 
@@ -95,7 +95,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
 
 // Under Slurm: the plan the spank_ddp plugin put in the environment, and the
 // step's rendezvous secret (made by srun, spank_ddp's local context).
-Status plan_from_env(const Options& o, agent::AgentConfig& config) {
+Status plan_from_env(const Options& o, agent::AgentSpec& config) {
   auto plan = read_plan(Environment::from_envp(environ));
   if (!plan) return fail(plan.error());
   config.plan = std::move(plan).value();
@@ -116,7 +116,7 @@ Status plan_from_env(const Options& o, agent::AgentConfig& config) {
 }
 
 // One machine (like torchrun --standalone): the plan from the command line.
-Status standalone_plan(const Options& o, agent::AgentConfig& config) {
+Status standalone_plan(const Options& o, agent::AgentSpec& config) {
   if (o.nproc == 0) return fail("say how many workers to start: --nproc N (or run under Slurm with srun --ddp)");
   NodePlan& plan = config.plan;
   plan.run_id = "standalone-" + std::to_string(getpid()) + "-" + std::to_string(std::time(nullptr));
@@ -136,8 +136,8 @@ Status standalone_plan(const Options& o, agent::AgentConfig& config) {
 }
 
 // The agent's configuration from the options: an error says why there is none.
-Result<agent::AgentConfig> config_from(const Options& o, std::optional<rlimit> workers_nofile) {
-  agent::AgentConfig config;
+Result<agent::AgentSpec> config_from(const Options& o, std::optional<rlimit> workers_nofile) {
+  agent::AgentSpec config;
   config.command = o.command;
   config.workers_nofile = workers_nofile;
   config.grace = std::chrono::milliseconds(std::int64_t(o.grace_s * 1000));

@@ -98,7 +98,8 @@ Status become_worker(spank_t sp, const NodePlan& plan) {
       return ok;
   }
   const auto route = route_to(plan.master_addr);
-  const auto env = worker_environment(base, plan, {std::uint32_t(local), 0}, route ? route->interface : "");
+  const auto env =
+      worker_environment(base, plan, planned_layout(plan), std::uint32_t(local), route ? route->interface : "");
   for (const auto& [name, value] : env.vars()) {
     const auto old = base.get(name);
     if (old && *old == value) continue;

@@ -21,10 +21,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "coordinator.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 #include "fuzz.hpp"
+#include "rendezvous/coordinator.hpp"
 
 namespace {
 
@@ -114,10 +115,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (authenticated) {
     const auto nonce = challenge->get("nonce");
     FUZZ_CHECK(nonce && rdzv::check_nonce(*nonce));
-    const auto cnonce = rdzv::random_hex(rdzv::kNonceBytes);
-    rdzv::Message response{"RESPONSE", {}};
-    response.set("node", node).set("cnonce", cnonce).set("mac", rdzv::client_mac(kSecret, kRun, node, *nonce, cnonce));
-    client.send_all(rdzv::encode(response));
+    rdzv::Response response;
+    response.node = node;
+    response.cnonce = rdzv::random_hex(rdzv::kNonceBytes);
+    response.mac = rdzv::client_mac(kSecret, kRun, node, *nonce, response.cnonce);
+    response.release = "fuzz";
+    client.send_all(rdzv::encode(response.to_message()));
     const auto welcome = client.read_message(loop, coordinator);
     FUZZ_CHECK(welcome && welcome->verb == "WELCOME");
   }

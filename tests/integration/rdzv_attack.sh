@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The rendezvous port of two running jobs under attack: malformed and oversized
 # lines close only their own connection; a handshake made with job A's real
-# secret is refused when replayed on a new connection of A or to job B; 100 idle
+# secret is refused when replayed on a new connection of A or to job B, and
+# from an agent of another protocol version, naming both versions; 100 idle
 # connections are cut at the handshake timeout; both jobs end with 0 and the
 # user's terminal gets a few summary lines, not one per stranger.
 # shellcheck source=tests/integration/lib.sh
@@ -47,6 +48,7 @@ expect_in "$malformed" "response-before-challenge: REFUSED reason=authentication
 "$PYTHON" "$peer" replay "$addr_a" "$port_a" "$secret_a" "$addr_b" "$port_b" 1 >"$WORK/replay.log" 2>&1 ||
   { cat "$WORK/replay.log" >&2; fail "the replay client failed"; }
 replay=$(cat "$WORK/replay.log")
+echo "$replay"
 refused="REFUSED reason=authentication%20failed"
 expect_in "$replay" "replayed-new-connection: $refused" "job A's handshake replayed on a new connection of A"
 expect_in "$replay" "replayed-other-job: $refused" "job A's handshake replayed to job B"
@@ -54,6 +56,9 @@ expect_in "$replay" "other-secret-own-run: $refused" "job A's secret over job B'
 expect_in "$replay" "other-secret-their-run: $refused" "job A's secret over job B's challenge, as B's step"
 # The control: the same line where it was made verifies (only the node is taken).
 expect_in "$replay" "genuine: REFUSED reason=node%201%20has%20already%20joined" "the captured handshake was genuine"
+# The right secret, another protocol version: refused, naming both.
+expect_in "$replay" "other-version: REFUSED reason=node%201%20%28from%20" "another version is refused"
+expect_in "$replay" "%28rendezvous%20protocol%203%29%20but%20node%200%20runs%20slurm-ddp" "the refusal names both versions"
 
 # 3. 100 idle connections to job A: cut at the handshake timeout (5 s) or shed.
 "$PYTHON" "$peer" flood "$addr_a" "$port_a" --idle 100 --limit 40 >"$WORK/flood.json" 2>&1 ||

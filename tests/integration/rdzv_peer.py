@@ -16,10 +16,12 @@
       Makes a genuine RESPONSE with job A's secret for node NODE over A's own
       challenge, then presents it: to A on a new connection (new challenge), to
       job B, to A on its own connection (accepted by the MAC; refused only because
-      that node has joined), and A's secret over B's fresh challenge. One line each:
-      "CASE: <the coordinator's answer>".
+      that node has joined), and A's secret over B's fresh challenge; last, a
+      RESPONSE with A's secret from an agent of the previous protocol version.
+      One line each: "CASE: <the coordinator's answer>".
 
-The MAC is the documented one (common/ddp/wire/rdzv_protocol.hpp):
+The MAC is the documented one (common/ddp/wire/rdzv_protocol.hpp; the messages in
+common/ddp/wire/rdzv_messages.hpp):
 HMAC-SHA256(secret as text, "slurm-ddp rdzv v1 client-mac run=R node=N snonce=S cnonce=C").
 """
 import argparse
@@ -88,17 +90,20 @@ def client_mac(secret, run, node, snonce, cnonce):
     return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
 
 
-def response(secret, run, node, snonce):
+def response(secret, run, node, snonce, version):
+    """The RESPONSE an agent of protocol `version` (the CHALLENGE's) writes."""
     cnonce = secrets.token_hex(32)
-    return f"RESPONSE node={node} cnonce={cnonce} mac={client_mac(secret, run, node, snonce, cnonce)}\n".encode()
+    mac = client_mac(secret, run, node, snonce, cnonce)
+    return f"RESPONSE node={node} cnonce={cnonce} mac={mac} version={version} release=peer\n".encode()
 
 
 def challenge(s):
+    """The CHALLENGE's run id, nonce and protocol version."""
     line = read_line(s)
     verb, f = fields(line)
     if verb != "CHALLENGE":
         sys.exit(f"expected a CHALLENGE, got {line!r}")
-    return f["run"], f["nonce"]
+    return f["run"], f["nonce"], f["version"]
 
 
 MALFORMED = [
@@ -196,8 +201,8 @@ def cmd_flood(a):
 def cmd_replay(a):
     # Job A's genuine response over A's challenge on connection 1.
     s1 = connect(a.host_a, a.port_a)
-    run_a, nonce1 = challenge(s1)
-    genuine = response(a.secret_a, run_a, a.node, nonce1)
+    run_a, nonce1, version = challenge(s1)
+    genuine = response(a.secret_a, run_a, a.node, nonce1, version)
     # 1. Replayed on a new connection to the same job: a new challenge.
     s2 = connect(a.host_a, a.port_a)
     challenge(s2)
@@ -205,15 +210,21 @@ def cmd_replay(a):
     print("replayed-new-connection:", read_line(s2), flush=True)
     # 2. Replayed to another job.
     s3 = connect(a.host_b, a.port_b)
-    run_b, _ = challenge(s3)
+    run_b, _, _ = challenge(s3)
     s3.sendall(genuine)
     print("replayed-other-job:", read_line(s3), flush=True)
     # 3. Job A's secret over job B's fresh challenge, as A's run and as B's.
     for run in (run_a, run_b):
         s4 = connect(a.host_b, a.port_b)
-        _, nonce4 = challenge(s4)
-        s4.sendall(response(a.secret_a, run, a.node, nonce4))
+        _, nonce4, _ = challenge(s4)
+        s4.sendall(response(a.secret_a, run, a.node, nonce4, version))
         print(f"other-secret-{'own-run' if run == run_a else 'their-run'}:", read_line(s4), flush=True)
+    # 4. The right secret from an agent of another protocol version (a node
+    # left behind by a rolling upgrade): refused, naming both versions.
+    s5 = connect(a.host_a, a.port_a)
+    _, nonce5, _ = challenge(s5)
+    s5.sendall(response(a.secret_a, run_a, a.node, nonce5, int(version) - 1))
+    print("other-version:", read_line(s5), flush=True)
     # 4. The genuine one where it belongs: the MAC verifies (this node has joined).
     s1.sendall(genuine)
     print("genuine:", read_line(s1), flush=True)

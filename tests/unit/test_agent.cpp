@@ -17,11 +17,13 @@
 #include <sstream>
 
 #include "agent.hpp"
-#include "coordinator.hpp"
+#include "ddp/wire/failure.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
-#include "hang_watch.hpp"
-#include "rdzv_client.hpp"
-#include "requeue.hpp"
+#include "duties/hang_watch.hpp"
+#include "duties/requeue.hpp"
+#include "rendezvous/coordinator.hpp"
+#include "rendezvous/rdzv_client.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
@@ -29,8 +31,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-agent::AgentConfig config(std::uint32_t nproc, std::string script, std::uint32_t restarts = 0) {
-  agent::AgentConfig c;
+agent::AgentSpec config(std::uint32_t nproc, std::string script, std::uint32_t restarts = 0) {
+  agent::AgentSpec c;
   c.plan.run_id = "unit";
   c.plan.nproc = c.plan.world_size = nproc;
   c.plan.master_addr = "127.0.0.1";
@@ -61,7 +63,7 @@ std::string slurp(const fs::path& p) {
 void quiet() { spdlog::set_level(getenv("DDP_TEST_VERBOSE") ? spdlog::level::info : spdlog::level::off); }
 
 // Runs an agent with its log captured: the exit code and every line.
-std::pair<int, std::string> run_logged(agent::AgentConfig c) {
+std::pair<int, std::string> run_logged(agent::AgentSpec c) {
   std::ostringstream log;
   auto saved = spdlog::default_logger();
   auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
@@ -79,6 +81,14 @@ std::pair<int, std::string> run_watched(std::uint32_t nproc, std::string script,
   auto c = config(nproc, std::move(script));
   c.plan.hang_timeout_ms = timeout_ms;
   return run_logged(c);
+}
+
+// The first line of a hang's failure, as the root cause words it.
+std::string hung_text(const agent::Hang& hang, std::chrono::milliseconds timeout) {
+  Failure f;
+  f.kind = FailureKind::Hung;
+  f.hang = agent::hang_facts(hang, 0, StalledIn::unknown, 0, timeout, false);
+  return what_happened(f);
 }
 
 }  // namespace
@@ -149,8 +159,8 @@ START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
   };
   const auto hang = agent::find_hang({at(5), at(1), std::nullopt, at(3), at(9)}, t0, t0 + seconds(10), seconds(4));
   ck_assert(hang.has_value());
-  CK_STR_EQ(agent::rank_list(hang->stalled, 8), "9,11,8");  // silent since 1 s, 3 s, 5 s
-  CK_STR_EQ(agent::rank_list(hang->progressing, 8), "12");  // rank 2 ended well
+  CK_STR_EQ(rank_list(agent::stalled_ranks(*hang, 8)), "9,11,8");  // silent since 1 s, 3 s, 5 s
+  ck_assert(hang->progressing == std::vector<std::uint32_t>{4});    // local rank 2 ended well
   ck_assert(hang->stalled[0].last == t0 + seconds(1) && !hang->stalled[0].never);
   // Nothing stalled yet; a file older than the attempt counts from its start.
   ck_assert(!agent::find_hang({at(7), at(8)}, t0, t0 + seconds(10), seconds(4)));
@@ -162,13 +172,13 @@ START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
   ck_assert(!agent::find_hang({never, never}, t0 + seconds(5), t0 + seconds(20), seconds(4)));
   const auto with = agent::find_hang({at(7), never}, t0 + seconds(5), t0 + seconds(20), seconds(4));
   ck_assert(with && with->stalled.size() == 2 && with->stalled[0].local == 1 && with->stalled[0].never);
-  CK_CONTAINS(agent::describe_hang(*with, 0, agent::StalledIn::unknown, 0, 2, seconds(4)),
+  CK_CONTAINS(hung_text(*with, seconds(4)),
               "hung: no progress signal since it started, more than 4 s ago, while other ranks made progress");
   // Steps written in the files decide before the clock (coarse, a few ms):
   // rank 1 is a step behind though its file is the newer.
   const auto steps = agent::find_hang({at(1, 50), at(2, 49), at(1, 50)}, t0, t0 + seconds(10), seconds(4));
   ck_assert(steps && steps->stalled[0].local == 1 && *steps->stalled[0].step == 49);
-  CK_CONTAINS(agent::describe_hang(*steps, 0, agent::StalledIn::unknown, 0, 0, seconds(4)),
+  CK_CONTAINS(hung_text(*steps, seconds(4)),
               "no Python stack to tell where; at step 49 in its DDP_PROGRESS_FILE, the furthest behind");
 }
 END_TEST
@@ -194,7 +204,7 @@ END_TEST
 // The culprit by its stack: a rank waiting in torch.distributed waits for
 // one that is elsewhere, however long each has been silent.
 START_TEST(the_culprit_is_the_stalled_rank_outside_a_collective) {
-  using agent::StalledIn;
+  using ddp::StalledIn;
   const std::vector<std::string> in_allreduce = {
       "Fatal Python error: Aborted", "", "Current thread 0x00007f4d889992c0 (most recent call first):",
       "  File \"/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py\", line 1541 in all_reduce",
@@ -418,11 +428,17 @@ class Peer {
 };
 
 // A RESPONSE line as an agent for `node` writes it, for the challenge `snonce`.
-std::string response(const std::string& secret, const std::string& run, std::uint32_t node, const std::string& snonce) {
+std::string response(const std::string& secret, const std::string& run, std::uint32_t node, const std::string& snonce,
+                     std::uint32_t version = rdzv::kProtocolVersion) {
   const auto cnonce = rdzv::random_hex(rdzv::kNonceBytes);
-  rdzv::Message m{"RESPONSE", {}};
-  m.set("node", node).set("cnonce", cnonce).set("mac", rdzv::client_mac(secret, run, node, snonce, cnonce));
-  return rdzv::encode(m);
+  const auto mac = rdzv::client_mac(secret, run, node, snonce, cnonce);
+  return rdzv::encode(rdzv::Response{node, cnonce, mac, version, "9.9.9"}.to_message());
+}
+
+// The root cause of a coordinator's verdict, as node 0 prints it.
+std::string cause_of(const agent::Coordinator& c) {
+  ck_assert(c.verdict() && c.verdict()->cause);
+  return describe(*c.verdict()->cause);
 }
 
 // Whether `line` is a WELCOME whose MAC proves `secret` for that RESPONSE.
@@ -544,21 +560,19 @@ START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
     cfg.coordinator_port = ntohs(addr.sin_port);
     auto& client = rig.clients.emplace_back(
         rig.loop, cfg,
-        agent::RdzvClient::Events{[](const agent::StartOrder&) {}, [](std::uint32_t) {}, [](int, const std::string&) {},
+        agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
                                   [lost](const std::string& why) { *lost = why; }});
     client.begin();
     const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
-    rdzv::Message challenge{"CHALLENGE", {}};
-    challenge.set("version", std::uint64_t(rdzv::kProtocolVersion)).set("run", "100.0").set("nonce", snonce);
+    auto challenge = rdzv::Challenge{rdzv::kProtocolVersion, "test", "100.0", snonce}.to_message();
     std::string welcome;
     {
       Peer first(accept_one());
       first.send(rdzv::encode(challenge));
       const auto r = rdzv::decode(first.line(rig));
       ck_assert(r.ok() && r->verb == "RESPONSE");
-      rdzv::Message w{"WELCOME", {}};
-      w.set("mac", rdzv::server_mac(kSecretA, "100.0", 1, snonce, r->get("cnonce").value_or("")));
-      welcome = rdzv::encode(w);
+      welcome = rdzv::encode(
+          rdzv::Welcome{rdzv::server_mac(kSecretA, "100.0", 1, snonce, r->get("cnonce").value_or(""))}.to_message());
       if (second_challenge) {
         // Another challenge on the same connection: no second MAC for the asking.
         challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
@@ -572,6 +586,77 @@ START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
     again.send(welcome);
     CK_STR_EQ(again.line(rig), "<eof>");  // no JOIN: the agent gave up on this impostor
     CK_CONTAINS(*lost, "is not this step's rendezvous");
+  }
+  ::close(listener);
+}
+END_TEST
+
+// A node of another release (a rolling upgrade caught half-way) proves the
+// secret: refused with one reason naming both versions, and the step ends
+// with it as the root cause before anything starts.
+START_TEST(a_node_of_another_version_ends_the_rendezvous_naming_both) {
+  quiet();
+  Rig rig;
+  auto& c = rig.coordinator("300.0", kSecretA, 2);
+  Peer old(c.port());
+  const auto s = old.challenge(rig, "300.0");
+  old.send(response(kSecretA, "300.0", 1, s, rdzv::kProtocolVersion - 1));
+  CK_CONTAINS(old.line(rig), "REFUSED reason=node%201%20%28from%20127.0.0.1%29%20runs%20slurm-ddp%209.9.9");
+  CK_STR_EQ(old.line(rig), "<eof>");
+  for (int i = 0; i < 100 && !c.verdict(); ++i) rig.turn();
+  ck_assert_int_eq(c.verdict()->exit_code(), 1);
+  CK_CONTAINS(cause_of(c), "node 1 (from 127.0.0.1) runs slurm-ddp 9.9.9 (rendezvous protocol " +
+                               std::to_string(rdzv::kProtocolVersion - 1) + ") but node 0 runs slurm-ddp ");
+}
+END_TEST
+
+// The agent's side: a coordinator of another version still gets its
+// RESPONSE (naming its version); a refusal is passed on, and a coordinator
+// that welcomes it anyway (an older release) is left, naming both versions.
+START_TEST(the_client_answers_another_version_and_names_both) {
+  quiet();
+  Rig rig;
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  socklen_t len = sizeof addr;
+  ck_assert_int_eq(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ck_assert_int_eq(::listen(listener, 8), 0);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  for (const bool refuse : {true, false}) {
+    auto lost = std::make_shared<std::string>();
+    agent::ClientConfig cfg;
+    cfg.run_id = "400.0";
+    cfg.secret = kSecretA;
+    cfg.node_rank = 1;
+    cfg.coordinator_addr = "127.0.0.1";
+    cfg.coordinator_port = ntohs(addr.sin_port);
+    auto& client = rig.clients.emplace_back(
+        rig.loop, cfg,
+        agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
+                                  [lost](const std::string& why) { *lost = why; }});
+    client.begin();
+    int fd = -1;
+    for (int i = 0; i < 1000 && fd < 0; ++i, rig.turn())
+      fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    Peer coordinator(fd);
+    const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
+    coordinator.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion + 1, "9.9.9", "400.0", snonce}.to_message()));
+    const auto r = rdzv::Response::from_message(*rdzv::decode(coordinator.line(rig)));
+    ck_assert(r.ok() && r->version == rdzv::kProtocolVersion);
+    if (refuse) {
+      coordinator.send(rdzv::encode(rdzv::Refused{"node 1 runs another release"}.to_message()));
+      for (int i = 0; i < 100 && lost->empty(); ++i) rig.turn();
+      CK_STR_EQ(*lost, "the rendezvous refused this node: node 1 runs another release");
+    } else {
+      const auto mac = rdzv::server_mac(kSecretA, "400.0", 1, snonce, r->cnonce);
+      coordinator.send(rdzv::encode(rdzv::Welcome{mac}.to_message()));
+      CK_STR_EQ(coordinator.line(rig), "<eof>");  // no JOIN
+      CK_CONTAINS(*lost, "the rendezvous on node 0 runs slurm-ddp 9.9.9 (protocol " +
+                             std::to_string(rdzv::kProtocolVersion + 1) + "), this agent slurm-ddp ");
+      CK_CONTAINS(*lost, "install the same slurm-ddp release on every node");
+    }
   }
   ::close(listener);
 }
@@ -733,9 +818,7 @@ struct FakeNodes {
       auto& p = *peers.emplace_back(std::make_unique<Peer>(coordinator.port()));
       p.send(response(secret, run, node, p.challenge(rig, run)));
       ck_assert(p.line(rig).rfind("WELCOME", 0) == 0);
-      rdzv::Message join{"JOIN", {}};
-      join.set("version", rdzv::kProtocolVersion).set("nproc", 2).set("host", "n" + std::to_string(node));
-      p.send(rdzv::encode(join));
+      p.send(rdzv::encode(rdzv::Join{2, {}, "n" + std::to_string(node), "10.0.0." + std::to_string(node)}.to_message()));
     }
     for (auto& p : peers) {
       const auto start = next(rig, *p);
@@ -750,19 +833,35 @@ struct FakeNodes {
       if (l != "HB") return l;
     }
   }
-  void say(std::uint32_t node, rdzv::Message m, std::uint64_t attempt = 0) {
-    peers[node]->send(rdzv::encode(m.set("attempt", attempt)));
-  }
+  void say(std::uint32_t node, const rdzv::Message& m) { peers[node]->send(rdzv::encode(m)); }
   // The node's agent dies: its connection ends.
   void drop(std::uint32_t node) { peers[node].reset(); }
 };
 
-rdzv::Message hang_report(std::uint32_t rank, std::uint64_t stalled_in, std::uint64_t step, const char* stalled) {
-  rdzv::Message m{"FAIL", {}};
-  m.set("rank", rank).set("local", 0).set("code", 134).set("what", "hung: test").set("time", "00:00:00");
-  m.set("stalled_since_ms", 1000 + rank).set("stalled_in", stalled_in).set("stalled_step", step);
-  m.set("stalled", stalled);
-  return m;
+// A worker's failure as a node reports it (FAIL).
+Failure failure(std::uint32_t rank, int code, std::uint32_t attempt = 0) {
+  Failure f;
+  f.attempt = attempt;
+  f.rank = rank;
+  f.local_rank = rank % 2;
+  f.exit_code = code;
+  f.time = "00:00:0" + std::to_string(rank % 10);
+  return f;
+}
+
+rdzv::Message fail_message(const Failure& f) { return rdzv::Fail{f}.to_message(); }
+
+// A hang report: its culprit `rank`, stalled in `stalled_in` at `step`.
+rdzv::Message hang_report(std::uint32_t rank, StalledIn stalled_in, std::uint64_t step,
+                          std::vector<std::uint32_t> stalled) {
+  Failure f = failure(rank, 134);
+  f.kind = FailureKind::Hung;
+  f.hang = HangFacts{10000, 1000 + rank, stalled_in, step, false, std::move(stalled), {}, false};
+  return fail_message(f);
+}
+
+rdzv::Message stopped(std::uint32_t attempt = 0, std::string unhealthy = "") {
+  return rdzv::Stopped{attempt, std::move(unhealthy)}.to_message();
 }
 
 // The coordinator's side of the hang watch: after a node's HANGING notice,
@@ -773,20 +872,21 @@ START_TEST(the_coordinator_weighs_hang_reports_against_their_consequences) {
   Rig rig;
   auto& coordinator = rig.coordinator("hang.0", kSecretA, 3);
   FakeNodes nodes(rig, coordinator, "hang.0", kSecretA, 3);
-  nodes.say(2, rdzv::Message{"HANGING", {}});
-  rdzv::Message reset{"FAIL", {}};
-  reset.set("rank", 2).set("local", 0).set("code", 1).set("what", "exited with code 1").set("time", "00:00:01");
+  nodes.say(2, rdzv::Hanging{0}.to_message());
+  const auto reset = fail_message(failure(2, 1));
   nodes.say(1, reset);  // its all-reduce broke when node 2 aborted its ranks
   CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[0], milliseconds(300)), "<timeout>");  // no STOP for a consequence
-  nodes.say(0, hang_report(0, 2, 50, "0,1"));  // waits in a collective, at step 50
-  nodes.say(2, hang_report(4, 1, 49, "4,5"));  // no stack, one step behind
+  nodes.say(0, hang_report(0, StalledIn::collective, 50, {0, 1}));  // waits in a collective, at step 50
+  nodes.say(2, hang_report(4, StalledIn::unknown, 49, {4, 5}));     // no stack, one step behind
   for (auto& p : nodes.peers) CK_STR_EQ(FakeNodes::next(rig, *p).substr(0, 4), "STOP");
-  for (std::uint32_t node = 0; node < 3; ++node) nodes.say(node, rdzv::Message{"STOPPED", {}});
+  for (std::uint32_t node = 0; node < 3; ++node) nodes.say(node, stopped());
   for (int i = 0; i < 100 && !coordinator.verdict(); ++i) rig.turn();
   ck_assert(coordinator.verdict().has_value());
-  ck_assert_int_eq(coordinator.verdict()->exit_code, 134);
-  CK_CONTAINS(coordinator.verdict()->cause, "worker rank 4 (local rank 0) on node 2 (n2) hung: test");
-  CK_CONTAINS(coordinator.verdict()->cause, "stalled as well (they waited for it): node 0: ranks 0,1");
+  ck_assert_int_eq(coordinator.verdict()->exit_code(), 134);
+  const auto cause = cause_of(coordinator);
+  CK_CONTAINS(cause, "worker rank 4 (local rank 0) on node 2 (n2) hung: no progress for 10 s (--ddp-hang-timeout; "
+                     "no Python stack to tell where; at step 49 in its DDP_PROGRESS_FILE, the furthest behind)");
+  CK_CONTAINS(cause, "stalled as well (they waited for it): node 0: ranks 0,1");
 
   auto& plain = rig.coordinator("plain.0", kSecretA, 2);
   FakeNodes others(rig, plain, "plain.0", kSecretA, 2);
@@ -806,82 +906,78 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
     c.max_restarts = 3;
   };
   auto& coordinator = rig.coordinator("spare.0", kSecretA, 4, milliseconds(5000), 64, spares);
-  FakeNodes nodes(rig, coordinator, "spare.0", kSecretA, 4, "groups=0-2 counts=2x3 world=6");
+  FakeNodes nodes(rig, coordinator, "spare.0", kSecretA, 4, "groups=0-2 counts=2x3");
   nodes.drop(2);
   for (const std::uint32_t node : {0u, 1u, 3u}) CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[node]), "STOP attempt=0");
-  nodes.say(0, rdzv::Message{"STOPPED", {}});
-  nodes.say(1, rdzv::Message{"STOPPED", {}});  // the spare ran nothing: not waited for
+  nodes.say(0, stopped());
+  nodes.say(1, stopped());  // the spare ran nothing: not waited for
   for (const std::uint32_t node : {0u, 1u, 3u}) {
     const auto start = FakeNodes::next(rig, *nodes.peers[node]);
     CK_CONTAINS(start, "START attempt=1 ");
-    CK_CONTAINS(start, "groups=0,1,3 counts=2x3 world=6");
+    CK_CONTAINS(start, "groups=0,1,3 counts=2x3");
   }
   // No spare left and no minimum: the run ends, naming the lost node.
   nodes.drop(1);
   CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[0]), "STOP attempt=1");
-  nodes.say(0, rdzv::Message{"STOPPED", {}}, 1);
-  nodes.say(3, rdzv::Message{"STOPPED", {}}, 1);
+  nodes.say(0, stopped(1));
+  nodes.say(3, stopped(1));
   for (int i = 0; i < 100 && !coordinator.verdict(); ++i) rig.turn();
   ck_assert(coordinator.verdict().has_value());
-  ck_assert_int_eq(coordinator.verdict()->exit_code, 1);
-  CK_CONTAINS(coordinator.verdict()->cause, "node 1 (n1, ?) was lost: its agent's connection ended");
-  CK_CONTAINS(coordinator.verdict()->cause, "(attempt 1); no spare node left (--ddp-spares;");
+  ck_assert_int_eq(coordinator.verdict()->exit_code(), 1);
+  CK_CONTAINS(cause_of(coordinator), "node 1 (n1, 10.0.0.1) was lost: its agent's connection ended");
+  CK_CONTAINS(cause_of(coordinator), "(attempt 1); no spare node left (--ddp-spares;");
 
   // A lost spare: nothing stops, and the run still ends well.
   auto& quiet_loss = rig.coordinator("spare.1", kSecretA, 3, milliseconds(5000), 64, spares);
-  FakeNodes three(rig, quiet_loss, "spare.1", kSecretA, 3, "groups=0,1 counts=2,2 world=4");
+  FakeNodes three(rig, quiet_loss, "spare.1", kSecretA, 3, "groups=0,1 counts=2,2");
   three.drop(2);
   CK_STR_EQ(FakeNodes::next(rig, *three.peers[0], milliseconds(300)), "<timeout>");
-  three.say(1, rdzv::Message{"FINISHED", {}});
+  three.say(1, rdzv::Finished{0}.to_message());
   CK_STR_EQ(FakeNodes::next(rig, *three.peers[1]), "BYE");
-  three.say(0, rdzv::Message{"FINISHED", {}});
-  CK_CONTAINS(FakeNodes::next(rig, *three.peers[0]), "DONE code=0");
+  three.say(0, rdzv::Finished{0}.to_message());
+  CK_STR_EQ(FakeNodes::next(rig, *three.peers[0]), "DONE");  // success: no root cause
 
   // A node whose HealthCheck failed after its worker failed: taken out (BYE,
   // its agent ends well), the spare takes its group.
   auto& health = rig.coordinator("health.0", kSecretA, 3, milliseconds(5000), 64, spares);
-  FakeNodes sick(rig, health, "health.0", kSecretA, 3, "groups=0,1 counts=2,2 world=4");
-  rdzv::Message crash{"FAIL", {}};
-  crash.set("rank", 3).set("local", 1).set("code", 3).set("what", "exited with code 3").set("time", "00:00:02");
+  FakeNodes sick(rig, health, "health.0", kSecretA, 3, "groups=0,1 counts=2,2");
+  const auto crash = fail_message(failure(3, 3));
   sick.say(1, crash);
   for (const std::uint32_t node : {0u, 1u, 2u}) CK_STR_EQ(FakeNodes::next(rig, *sick.peers[node]), "STOP attempt=0");
-  sick.say(0, rdzv::Message{"STOPPED", {}});
-  rdzv::Message unhealthy{"STOPPED", {}};
-  sick.say(1, unhealthy.set("unhealthy", "its HealthCheck /x failed: GPU 1: uncorrectable ECC errors"));
+  sick.say(0, stopped());
+  sick.say(1, stopped(0, "its HealthCheck /x failed: GPU 1: uncorrectable ECC errors"));
   CK_STR_EQ(FakeNodes::next(rig, *sick.peers[1]), "BYE");
   const auto restart = FakeNodes::next(rig, *sick.peers[2]);
   CK_CONTAINS(restart, "START attempt=1 ");
-  CK_CONTAINS(restart, "groups=0,2 counts=2,2 world=4");
+  CK_CONTAINS(restart, "groups=0,2 counts=2,2");
 
   // Its cause quotes its own failure, not the one that came first from
   // another node; with no restart left the run ends there.
   auto& last = rig.coordinator("health.1", kSecretA, 3, milliseconds(5000), 64,
                                [](agent::CoordinatorConfig& c) { c.spares = 1; });
-  FakeNodes once(rig, last, "health.1", kSecretA, 3, "groups=0,1 counts=2,2 world=4");
-  rdzv::Message first{"FAIL", {}};
-  first.set("rank", 0).set("local", 0).set("code", 1).set("what", "exited with code 1").set("time", "00:00:01");
-  once.say(0, first);
+  FakeNodes once(rig, last, "health.1", kSecretA, 3, "groups=0,1 counts=2,2");
+  once.say(0, fail_message(failure(0, 1)));
   once.say(1, crash);
-  once.say(0, rdzv::Message{"STOPPED", {}});
-  rdzv::Message sick_again{"STOPPED", {}};
-  once.say(1, sick_again.set("unhealthy", "its HealthCheck /x failed: GPU 1: uncorrectable ECC errors"));
+  once.say(0, stopped());
+  once.say(1, stopped(0, "its HealthCheck /x failed: GPU 1: uncorrectable ECC errors"));
   for (int i = 0; i < 100 && !last.verdict(); ++i) rig.turn();
   ck_assert(last.verdict().has_value());
-  CK_CONTAINS(last.verdict()->cause, "node 1 (n1, ?) is unhealthy, taken out of the step: its HealthCheck /x failed");
-  CK_CONTAINS(last.verdict()->cause, "(the failure that ran its check: worker rank 3 (local rank 1) on node 1 (n1)");
-  CK_CONTAINS(last.verdict()->cause, "no restart left to go on (--ddp-restarts=0)");
+  const auto unhealthy = cause_of(last);
+  CK_CONTAINS(unhealthy, "node 1 (n1, 10.0.0.1) is unhealthy, taken out of the step: its HealthCheck /x failed");
+  CK_CONTAINS(unhealthy, "(the failure that ran its check: worker rank 3 (local rank 1) on node 1 (n1) exited with "
+                         "code 3 at 00:00:03)");
+  CK_CONTAINS(unhealthy, "no restart left to go on (--ddp-restarts=0)");
 
   // --ddp-min-nodes=1 without spares: one node fewer, the world halved.
   auto& elastic = rig.coordinator("elastic.0", kSecretA, 2, milliseconds(5000), 64, [](agent::CoordinatorConfig& c) {
     c.min_nodes = 1;
     c.max_restarts = 1;
   });
-  FakeNodes two(rig, elastic, "elastic.0", kSecretA, 2, "groups=0,1 counts=2,2 world=4");
+  FakeNodes two(rig, elastic, "elastic.0", kSecretA, 2, "groups=0,1 counts=2,2");
   two.drop(1);
   CK_STR_EQ(FakeNodes::next(rig, *two.peers[0]), "STOP attempt=0");
-  two.say(0, rdzv::Message{"STOPPED", {}});
-  CK_CONTAINS(FakeNodes::next(rig, *two.peers[0]), "START attempt=1 master_addr=127.0.0.1 master_port=1 groups=0 "
-                                                   "counts=2 world=2");
+  two.say(0, stopped());
+  CK_STR_EQ(FakeNodes::next(rig, *two.peers[0]), "START attempt=1 master_addr=127.0.0.1 master_port=1 groups=0 counts=2");
 }
 END_TEST
 
@@ -932,6 +1028,7 @@ Suite* agent_suite() {
        a_worker_killed_by_a_signal_gives_128_plus_signal, restarts_run_a_new_attempt_with_the_count,
        missing_command_is_127, a_response_from_another_job_is_refused,
        a_response_replayed_on_a_new_connection_is_refused, the_client_refuses_a_welcome_replayed_on_a_new_connection,
+       a_node_of_another_version_ends_the_rendezvous_naming_both, the_client_answers_another_version_and_names_both,
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
        requeue_runs_scontrol_and_reports_its_answer, find_hang_orders_the_stalled_ranks_by_silence,

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "output.hpp"
+#include "workers/output.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

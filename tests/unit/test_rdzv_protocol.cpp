@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "suites.hpp"
 

@@ -18,9 +18,9 @@
 #include "dist/bootstrap.hpp"
 #include "dist/gpu_claims.hpp"
 #include "dist/store.hpp"
-#include "suites.hpp"
 #include "train/metrics.hpp"
 #include "train/snapshot.hpp"
+#include "suites.hpp"
 
 using namespace ddp::train;
 using namespace std::chrono_literals;

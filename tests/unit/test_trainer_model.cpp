@@ -11,8 +11,8 @@
 #include "model/layout.hpp"
 #include "model/model.hpp"
 #include "model/ops.hpp"
-#include "suites.hpp"
 #include "train/step.hpp"
+#include "suites.hpp"
 
 using namespace ddp::train;
 

@@ -19,11 +19,18 @@ NodePlan two_by_two(std::uint32_t node) {
   return p;
 }
 std::string get(const Environment& e, const char* name) { return e.get(name).value_or("<unset>"); }
+// Worker `local`'s environment in the plan's own layout, `restarts` attempts in.
+Environment env_of(const Environment& base, const NodePlan& plan, std::uint32_t local, std::uint32_t restarts,
+                   const std::string& ifname) {
+  auto layout = planned_layout(plan);
+  layout.restart_count = restarts;
+  return worker_environment(base, plan, layout, local, ifname);
+}
 }  // namespace
 
 START_TEST(torchrun_contract_variables) {
   Environment base;
-  const auto env = worker_environment(base, two_by_two(1), {1, 0}, "eth0");
+  const auto env = env_of(base, two_by_two(1), 1, 0, "eth0");
   CK_STR_EQ(get(env, "RANK"), "3");
   CK_STR_EQ(get(env, "LOCAL_RANK"), "1");
   CK_STR_EQ(get(env, "WORLD_SIZE"), "4");
@@ -53,7 +60,7 @@ START_TEST(contract_owns_ranks_user_owns_tunables) {
   base.set("NCCL_SOCKET_IFNAME", "ib0");
   base.set("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0");
   base.set("HOME", "/home/u");
-  const auto env = worker_environment(base, two_by_two(0), {0, 2}, "eth0");
+  const auto env = env_of(base, two_by_two(0), 0, 2, "eth0");
   CK_STR_EQ(get(env, "RANK"), "0");
   CK_STR_EQ(get(env, "MASTER_PORT"), "23456");
   CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "8");
@@ -67,7 +74,7 @@ END_TEST
 START_TEST(plan_variables_do_not_reach_workers) {
   Environment base;
   write_plan(two_by_two(0), base);
-  const auto env = worker_environment(base, two_by_two(0), {0, 0}, "");
+  const auto env = env_of(base, two_by_two(0), 0, 0, "");
   for (const auto& [name, value] : env.vars()) ck_assert_msg(!name.starts_with("DDP_PLAN_"), "%s leaked", name.c_str());
   ck_assert(!env.has("GLOO_SOCKET_IFNAME"));  // unknown interface: leave it to the libraries
 }
@@ -76,7 +83,7 @@ END_TEST
 START_TEST(single_worker_keeps_default_threads) {
   NodePlan p = two_by_two(0);
   p.nproc = 1;
-  ck_assert(!worker_environment(Environment{}, p, {0, 0}, "").has("OMP_NUM_THREADS"));
+  ck_assert(!env_of(Environment{}, p, 0, 0, "").has("OMP_NUM_THREADS"));
 }
 END_TEST
 
@@ -84,21 +91,21 @@ START_TEST(placement_sets_threads_device_order_and_hca) {
   NodePlan p = two_by_two(0);
   p.mode = Mode::Gpu;
   p.placements = {{"0", "0000:18:00.0", "0-3", "mlx5_0"}, {"1", "0000:98:00.0", "4-5,8", "mlx5_1"}};
-  auto env = worker_environment(Environment{}, p, {1, 0}, "eth0");
+  auto env = env_of(Environment{}, p, 1, 0, "eth0");
   CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "3");  // one per CPU of the worker
   CK_STR_EQ(get(env, "CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
   ck_assert(!env.has("NCCL_IB_HCA"));  // only when the site asks (ExportIbHca=yes)
   p.export_ib_hca = true;
-  env = worker_environment(Environment{}, p, {1, 0}, "eth0");
+  env = env_of(Environment{}, p, 1, 0, "eth0");
   CK_STR_EQ(get(env, "NCCL_IB_HCA"), "=mlx5_1");
   Environment user;
   user.set("NCCL_IB_HCA", "mlx5_2");
   user.set("OMP_NUM_THREADS", "7");
-  env = worker_environment(user, p, {0, 0}, "eth0");
+  env = env_of(user, p, 0, 0, "eth0");
   CK_STR_EQ(get(env, "NCCL_IB_HCA"), "mlx5_2");
   CK_STR_EQ(get(env, "OMP_NUM_THREADS"), "7");
   p.mode = Mode::Cpu;
-  ck_assert(!worker_environment(Environment{}, p, {0, 0}, "").has("CUDA_DEVICE_ORDER"));
+  ck_assert(!env_of(Environment{}, p, 0, 0, "").has("CUDA_DEVICE_ORDER"));
 }
 END_TEST
 
@@ -114,7 +121,9 @@ START_TEST(slurm_view_per_worker) {
   plan.nproc = 3;
   plan.rank_base = 3;
   plan.world_size = 6;
-  apply_slurm_worker_view(env, plan, 2, {3, 3});
+  auto layout = planned_layout(plan);
+  layout.workers_per_group = {3, 3};
+  apply_slurm_worker_view(env, layout, 2);
   CK_STR_EQ(get(env, "SLURM_PROCID"), "5");
   CK_STR_EQ(get(env, "SLURM_LOCALID"), "2");
   CK_STR_EQ(get(env, "SLURM_NTASKS"), "6");
@@ -132,7 +141,9 @@ START_TEST(slurm_view_per_worker) {
   Environment on_spare;
   on_spare.set("SLURM_NODEID", "3");
   on_spare.set("SLURM_NNODES", "4");
-  apply_slurm_worker_view(on_spare, spare, 0, {2, 2});
+  auto spare_layout = planned_layout(spare);
+  spare_layout.workers_per_group = {2, 2};
+  apply_slurm_worker_view(on_spare, spare_layout, 0);
   CK_STR_EQ(get(on_spare, "SLURM_NODEID"), "1");
   CK_STR_EQ(get(on_spare, "SLURM_NNODES"), "2");
   CK_STR_EQ(get(on_spare, "SLURM_STEP_NUM_NODES"), "2");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace ddp {
 
@@ -75,6 +76,11 @@ Result<PortRange> parse_port_range(std::string_view text, std::string_view what)
 std::string seconds_text(std::chrono::milliseconds ms) {
   const auto n = ms.count();
   return std::to_string(n / 1000) + (n % 1000 ? "." + std::to_string(n % 1000 / 100) : "") + " s";
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
 }  // namespace ddp

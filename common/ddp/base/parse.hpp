@@ -43,4 +43,8 @@ std::string printable(std::string_view text, std::size_t max = 4096);
 // A duration for a message: "5 s", "0.3 s", "12.5 s".
 std::string seconds_text(std::chrono::milliseconds ms);
 
+// A signal for a message: "SIGKILL" (the kernel's abbreviation), or
+// "signal 77" for a number it has no name for.
+std::string signal_name(int sig);
+
 }  // namespace ddp

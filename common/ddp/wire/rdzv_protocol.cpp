@@ -212,42 +212,38 @@ Result<std::uint64_t> Message::get_uint(std::string_view key, std::uint64_t min,
 // A list of numbers in runs: "7" one number, "0-5" an ascending range,
 // "2x16" a number repeated. One line holds thousands of nodes this way, where
 // one number per node would stop fitting at a few thousand.
-Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, std::uint32_t min, std::uint32_t max,
-                                                           std::size_t max_items) const {
-  const auto text = get(key);
-  if (!text) return fail(verb + ": the field '" + std::string(key) + "' is missing");
-  const auto name = verb + " " + std::string(key);
-  const auto number = [&](std::string_view t) -> Result<std::uint64_t> {
-    Message one{verb, {{std::string(key), std::string(t)}}};
-    return one.get_uint(key, min, max);
+Result<std::vector<std::uint32_t>> parse_runs(std::string_view text, std::uint32_t min, std::uint32_t max,
+                                              std::size_t max_items, std::string_view what) {
+  const auto name = std::string(what);
+  const auto number = [&](std::string_view t, std::uint64_t lo, std::uint64_t hi) -> Result<std::uint64_t> {
+    return parse_uint(t, lo, hi, name);
   };
   std::vector<std::uint32_t> values;
-  for (const auto run : split_list(*text)) {
+  for (const auto run : split_list(text)) {
     const auto dash = run.find('-'), times = run.find('x');
+    const auto shown = "'" + printable(run, 40) + "'";
     std::uint64_t first = 0, count = 1, step = 0;
     if (dash != std::string_view::npos) {  // "A-B", A < B
-      const auto a = number(run.substr(0, dash)), b = number(run.substr(dash + 1));
-      if (!a || !b || *a >= *b) return fail(name + ": '" + std::string(run.substr(0, 40)) + "' is not a range A-B with A < B");
+      const auto a = number(run.substr(0, dash), min, max), b = number(run.substr(dash + 1), min, max);
+      if (!a || !b || *a >= *b) return fail(name + ": " + shown + " is not a range A-B with A < B");
       first = *a, count = *b - *a + 1, step = 1;
     } else if (times != std::string_view::npos) {  // "VxN", N >= 2
-      const auto v = number(run.substr(0, times));
-      Message n{verb, {{std::string(key), std::string(run.substr(times + 1))}}};
-      const auto repeat = n.get_uint(key, 2, max_items);
-      if (!v || !repeat) return fail(name + ": '" + std::string(run.substr(0, 40)) + "' is not VALUExCOUNT");
+      const auto v = number(run.substr(0, times), min, max);
+      const auto repeat = number(run.substr(times + 1), 2, max_items);
+      if (!v || !repeat) return fail(name + ": " + shown + " is not VALUExCOUNT");
       first = *v, count = *repeat;
     } else {
-      const auto v = number(run);
+      const auto v = number(run, min, max);
       if (!v) return fail(v.error());
       first = *v;
     }
-    if (values.size() + count > max_items)
-      return fail(name + " has more than " + std::to_string(max_items) + " numbers");
+    if (values.size() + count > max_items) return fail(name + " has more than " + std::to_string(max_items) + " numbers");
     for (std::uint64_t i = 0; i < count; ++i) values.push_back(std::uint32_t(first + i * step));
   }
   return values;
 }
 
-Message& Message::set(std::string key, const std::vector<std::uint32_t>& values) {
+std::string format_runs(const std::vector<std::uint32_t>& values) {
   std::string text;
   for (std::size_t i = 0; i < values.size();) {
     std::size_t up = 1, same = 1;
@@ -265,7 +261,18 @@ Message& Message::set(std::string key, const std::vector<std::uint32_t>& values)
       i += 1;
     }
   }
-  return set(std::move(key), std::move(text));
+  return text;
+}
+
+Result<std::vector<std::uint32_t>> Message::get_uint_list(std::string_view key, std::uint32_t min, std::uint32_t max,
+                                                           std::size_t max_items) const {
+  const auto text = get(key);
+  if (!text) return fail(verb + ": the field '" + std::string(key) + "' is missing");
+  return parse_runs(*text, min, max, max_items, verb + " " + std::string(key));
+}
+
+Message& Message::set(std::string key, const std::vector<std::uint32_t>& values) {
+  return set(std::move(key), format_runs(values));
 }
 
 Message& Message::set(std::string key, std::string value) {

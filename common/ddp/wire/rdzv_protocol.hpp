@@ -1,7 +1,9 @@
 // The agents' rendezvous wire protocol and its authentication, with no I/O:
-// message encoding and strict decoding, a bounded line assembler for a byte
-// stream, and the challenge-response MACs. Pure (except random_hex), so it can
-// be unit-tested and fuzzed; the sockets and the coordinator live in agent/.
+// the line format of every message (encoding and strict decoding), a bounded
+// line assembler for a byte stream, and the challenge-response MACs. The
+// messages themselves, one struct each, are in rdzv_messages.hpp. Pure
+// (except random_hex), so it can be unit-tested and fuzzed; the sockets and
+// the coordinator live in agent/.
 //
 // Everything here reads bytes a peer chose, before it is authenticated: every
 // input is bounded, every malformed input is an error value, nothing throws.
@@ -20,12 +22,9 @@
 
 namespace ddp::rdzv {
 
-// The messages' version (CHALLENGE and JOIN carry it; every node must run the
-// same). 2: START names each group's node (--ddp-spares); 3: JOIN's `workers`
-// in the placements' one text form (placement.hpp).
-inline constexpr int kProtocolVersion = 3;
 // The challenge-response's version, in the strings the MACs cover (below):
-// unchanged since protocol 1.
+// unchanged since protocol 1. The messages' own version, kProtocolVersion, is
+// in rdzv_messages.hpp.
 inline constexpr int kAuthVersion = 1;
 inline constexpr std::size_t kMaxLineBytes = 16 * 1024;  // a longer line closes the connection
 inline constexpr std::size_t kMaxFields = 64;
@@ -78,6 +77,15 @@ std::string encode(const Message& m);
 // wrong and quote at most ~40 bytes of the input, with unprintable bytes as \xNN.
 Result<Message> decode(std::string_view line);
 
+// Numbers in runs, the form lists of node and rank numbers travel in (the
+// message's lists, Message::get_uint_list): "7", "0-5" (A < B: A, A+1 .. B),
+// "2x16" (2, sixteen times), comma-separated; format_runs writes the shortest
+// for each stretch. parse_runs: at least one number, each within [min, max],
+// at most max_items in all; errors name `what`.
+std::string format_runs(const std::vector<std::uint32_t>& values);
+Result<std::vector<std::uint32_t>> parse_runs(std::string_view text, std::uint32_t min, std::uint32_t max,
+                                              std::size_t max_items, std::string_view what);
+
 // The value alphabet's encoding on its own (used by encode() and by the MAC strings).
 std::string percent_encode(std::string_view raw);
 // Its strict inverse; the error names the position of the first bad byte.
@@ -105,10 +113,11 @@ class LineReader {
 };
 
 // Authentication: a per-job secret both ends know; challenge-response, the secret never on the wire.
-//   coordinator -> agent : CHALLENGE version=1 run=<run id> nonce=<32 random bytes hex>
-//   agent -> coordinator : RESPONSE node=<node rank> cnonce=<hex> mac=<client_mac(...)>
+//   coordinator -> agent : CHALLENGE version=.. release=.. run=<run id> nonce=<32 random bytes hex>
+//   agent -> coordinator : RESPONSE node=<node rank> cnonce=<hex> mac=<client_mac(...)> version=.. release=..
 //   coordinator -> agent : WELCOME mac=<server_mac(...)>     (mutual: the agent checks it)
 //                      or REFUSED reason=<text>
+// (the messages: rdzv_messages.hpp)
 // Both MACs are HMAC-SHA256 keyed with the secret's text (the 64 hex characters as they
 // are, not decoded), over a domain-separated string that binds the role, the protocol
 // version, the run id, the node rank and both nonces:

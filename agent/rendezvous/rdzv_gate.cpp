@@ -1,4 +1,4 @@
-#include "rdzv_gate.hpp"
+#include "rendezvous/rdzv_gate.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,7 +14,8 @@
 #include <string_view>
 
 #include "ddp/base/parse.hpp"
-#include "ddp/wire/rdzv_protocol.hpp"
+#include "ddp/base/version.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
 
 namespace ddp::agent {
 
@@ -147,9 +148,7 @@ void RdzvGate::on_accept() {
       peers_.erase(id);
       continue;
     }
-    rdzv::Message challenge{"CHALLENGE", {}};
-    challenge.set("version", rdzv::kProtocolVersion).set("run", config_.run_id).set("nonce", peer.server_nonce);
-    peer.conn->send(challenge);
+    peer.conn->send(rdzv::Challenge{rdzv::kProtocolVersion, kVersion, config_.run_id, peer.server_nonce}.to_message());
     // Many idle connections must not crowd out the real agents. Refusing the
     // newest would let a stranger who holds max_pending idle connections lock
     // everybody out; shedding the oldest lets an agent in, as its handshake
@@ -227,34 +226,40 @@ void RdzvGate::on_message(std::uint64_t id, const rdzv::Message& m) {
 }
 
 void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m) {
-  const auto node = m.get_uint("node", 0, config_.nnodes ? config_.nnodes - 1 : 0);
-  const auto cnonce = m.get("cnonce");
-  const auto mac = m.get("mac");
-  if (!node || !cnonce || !mac || !rdzv::check_nonce(*cnonce) ||
-      !rdzv::mac_equal(
-          *mac, rdzv::client_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce))) {
+  const auto r = rdzv::Response::from_message(m);
+  if (!r || r->node >= config_.nnodes || !rdzv::check_nonce(r->cnonce) ||
+      !rdzv::mac_equal(r->mac, rdzv::client_mac(config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce))) {
     // Not one of this step's agents: another job, a stale agent, a port scan, a
     // response recorded elsewhere (the MAC binds this connection's own nonce).
-    rdzv::Message refused{"REFUSED", {}};
-    peer.conn->send(refused.set("reason", "authentication failed"));
+    peer.conn->send(rdzv::Refused{"authentication failed"}.to_message());
     return refuse(id, "failed authentication",
                   "rendezvous: refused a connection from " + peer.remote + ": it could not prove the step's secret",
                   "authentication failed");
   }
-  if (const auto reason = events_.admit(std::uint32_t(*node))) {
+  if (r->version != rdzv::kProtocolVersion) return refuse_version(id, peer, *r);
+  if (const auto reason = events_.admit(r->node)) {
     spdlog::warn("rendezvous: refused {}: {}", peer.remote, *reason);
     // Closing by id: a failed send closes the peer and erases it (on_close),
     // so `peer` must not be touched after the send.
     peer.closing = true;
-    rdzv::Message refused{"REFUSED", {}};
-    peer.conn->send(refused.set("reason", *reason));
+    peer.conn->send(rdzv::Refused{*reason}.to_message());
     return close_peer(id, "duplicate node");
   }
-  peer.node = std::uint32_t(*node);
-  events_.admitted(std::uint32_t(*node), id);
-  rdzv::Message welcome{"WELCOME", {}};
-  peer.conn->send(welcome.set(
-      "mac", rdzv::server_mac(config_.secret, config_.run_id, std::uint32_t(*node), peer.server_nonce, *cnonce)));
+  peer.node = r->node;
+  events_.admitted(r->node, id);
+  peer.conn->send(
+      rdzv::Welcome{rdzv::server_mac(config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce)}
+          .to_message());
+}
+
+// A node of this step (it proved the secret) that runs another release: it
+// is told why, and so is the job (events_.mismatch).
+void RdzvGate::refuse_version(std::uint64_t id, Peer& peer, const rdzv::Response& response) {
+  const auto why = rdzv::refusal_for_version(response.node, "from " + peer.address, response);
+  peer.closing = true;
+  peer.conn->send(rdzv::Refused{why}.to_message());
+  close_peer(id, "another protocol version");
+  events_.mismatch(response.node, why);
 }
 
 void RdzvGate::broadcast(const rdzv::Message& m) {

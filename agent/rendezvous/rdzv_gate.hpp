@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "connection.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
 #include "event_loop.hpp"
+#include "rendezvous/connection.hpp"
 
 namespace ddp::agent {
 
@@ -39,6 +40,9 @@ class RdzvGate {
     std::function<void(std::uint32_t node, std::uint64_t peer, const rdzv::Message&)> on_message;
     // An authenticated connection ended (not called for strangers).
     std::function<void(std::uint32_t node, std::uint64_t peer, const std::string& why)> on_close;
+    // A node of this step (it proved the secret) runs another protocol
+    // version: refused, with `why` (naming both versions).
+    std::function<void(std::uint32_t node, const std::string& why)> mismatch;
   };
 
   RdzvGate(EventLoop& loop, GateConfig config, Events events);
@@ -98,6 +102,7 @@ class RdzvGate {
   void on_message(std::uint64_t id, const rdzv::Message& m);
   void on_close(std::uint64_t id, const std::string& why);
   void handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m);
+  void refuse_version(std::uint64_t id, Peer& peer, const rdzv::Response& response);
   // Closes an unauthenticated connection, logged (rate-limited) as `kind`: `line`.
   void refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why);
   // Closes the oldest pending connection of the source address with the most pending

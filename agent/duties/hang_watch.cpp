@@ -1,4 +1,4 @@
-#include "hang_watch.hpp"
+#include "duties/hang_watch.hpp"
 
 #include <sys/stat.h>
 
@@ -61,15 +61,6 @@ std::size_t dump_start(const std::vector<std::string>& stderr_tail) {
   return dump;
 }
 
-const char* describe(StalledIn where) {
-  switch (where) {
-    case StalledIn::elsewhere: return "its stack is outside any collective, where the others wait";
-    case StalledIn::unknown: return "no Python stack to tell where";
-    case StalledIn::collective: return "it waits in a collective too";
-  }
-  return "";
-}
-
 std::size_t pick_culprit(const Hang& hang, const std::vector<StalledIn>& where) {
   std::size_t best = 0;
   for (std::size_t i = 1; i < hang.stalled.size() && i < where.size(); ++i)
@@ -77,33 +68,25 @@ std::size_t pick_culprit(const Hang& hang, const std::vector<StalledIn>& where) 
   return best;
 }
 
-std::string rank_list(const std::vector<std::uint32_t>& locals, std::uint32_t rank_base) {
-  std::string out;
-  for (const auto local : locals) out += (out.empty() ? "" : ",") + std::to_string(rank_base + local);
-  return out.empty() ? "none" : out;
+std::vector<std::uint32_t> stalled_ranks(const Hang& hang, std::uint32_t rank_base) {
+  std::vector<std::uint32_t> ranks;
+  for (const auto& r : hang.stalled) ranks.push_back(rank_base + r.local);
+  return ranks;
 }
 
-std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_base) {
-  std::vector<std::uint32_t> locals;
-  for (const auto& r : ranks) locals.push_back(r.local);
-  return rank_list(locals, rank_base);
-}
-
-std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
-                          std::uint32_t node_rank, std::chrono::milliseconds timeout) {
+HangFacts hang_facts(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
+                     std::chrono::milliseconds timeout, bool survived) {
   const Hang::Rank& rank = hang.stalled[culprit];
-  std::string why = describe(where);
-  if (where != StalledIn::elsewhere)
-    why += rank.step ? "; at step " + std::to_string(*rank.step) + " in its DDP_PROGRESS_FILE, the furthest behind"
-                     : "; the rank silent longest";
-  const std::string silence =
-      rank.never
-          ? "hung: no progress signal since it started, more than " + seconds_text(timeout) +
-                " ago, while other ranks made progress (--ddp-hang-timeout; " + why + ")"
-          : "hung: no progress for " + seconds_text(timeout) + " (--ddp-hang-timeout; " + why + ")";
-  return silence + "; stalled on node " + std::to_string(node_rank) + ": ranks " +
-         rank_list(hang.stalled, rank_base) + ", still progressing: " + rank_list(hang.progressing, rank_base) +
-         "; SIGABRT sent for the stalled ranks' stacks (PYTHONFAULTHANDLER)";
+  HangFacts facts;
+  facts.timeout_ms = std::uint32_t(timeout.count());
+  facts.since_ms = std::max<std::uint64_t>(epoch_ms(rank.last), 1);
+  facts.where = where;
+  facts.step = rank.step;
+  facts.never = rank.never;
+  facts.stalled = stalled_ranks(hang, rank_base);
+  for (const auto local : hang.progressing) facts.progressing.push_back(rank_base + local);
+  facts.survived_abort = survived;
+  return facts;
 }
 
 std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds timeout) {

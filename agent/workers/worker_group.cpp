@@ -1,4 +1,4 @@
-#include "worker_group.hpp"
+#include "workers/worker_group.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,16 +15,6 @@
 #include <thread>
 
 namespace ddp::agent {
-
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
-std::string WorkerExit::describe() const {
-  if (signaled) return "was killed by " + signal_name(signal);
-  return "exited with code " + std::to_string(exit_code);
-}
 
 WorkerGroup::~WorkerGroup() {
   if (running() > 0) stop(std::chrono::milliseconds(0));

@@ -28,7 +28,6 @@ struct WorkerExit {
   bool failed() const { return signaled || exit_code != 0; }
   // The agent's exit code for this outcome (128 + signal, as shells do).
   int status_code() const { return signaled ? 128 + signal : exit_code; }
-  std::string describe() const;  // "exited with code 3" / "was killed by SIGKILL"
 };
 
 class WorkerGroup {
@@ -83,7 +82,5 @@ class WorkerGroup {
   std::vector<Worker> workers_;
   std::optional<rlimit> workers_nofile_;
 };
-
-std::string signal_name(int sig);
 
 }  // namespace ddp::agent

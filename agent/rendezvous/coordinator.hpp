@@ -2,13 +2,15 @@
 // agent, on loopback). Every agent, node 0's included, connects to it as a
 // client (rdzv_client.hpp), so there is one protocol and one code path.
 //
-// Its connection gate (rdzv_gate.hpp) lets through only connections that prove
-// the step's secret; the job's lifecycle is here. It gathers every node's JOIN (worker count, address, host,
-// version) and sends START with the ranks layout and the attempt's MASTER_PORT.
-// While the workers run it exchanges heartbeats; the first worker failure (FAIL)
-// or a lost node makes it send STOP to everyone; once every node has STOPPED it
-// either starts the next attempt or sends DONE with the exit code and the one
-// root cause. When every node is FINISHED, DONE carries 0.
+// Its connection gate (rdzv_gate.hpp) lets through only connections that
+// prove the step's secret and speak this release's protocol; the job's
+// lifecycle is here. It gathers every node's JOIN (worker count, address,
+// host) and sends START with the ranks layout and the attempt's MASTER_PORT.
+// While the workers run it exchanges heartbeats; the first worker failure
+// (FAIL) or a lost node makes it send STOP to everyone; once every node has
+// STOPPED it either starts the next attempt (check_stopped: the restart rule)
+// or sends DONE with the root cause (wire/failure.hpp). When every node is
+// FINISHED, DONE carries success.
 #pragma once
 
 #include <chrono>
@@ -24,7 +26,9 @@
 #include "ddp/plan/roster.hpp"
 #include "ddp/wire/placement.hpp"
 #include "event_loop.hpp"
-#include "rdzv_gate.hpp"
+#include "ddp/wire/failure.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
+#include "rendezvous/rdzv_gate.hpp"
 
 namespace ddp::agent {
 
@@ -45,13 +49,8 @@ struct CoordinatorConfig {
   // pipes and the real nodes' sockets need). Past it, a new connection sheds the
   // oldest pending one of the source address that holds the most (see on_accept()).
   std::size_t max_pending = 64;
-  std::string setup_error;  // node 0 cannot run the step: ABORT with this once every node has arrived
+  std::string setup_error;  // node 0 cannot run the step: the verdict, once every node has arrived
   bool verbose = false;     // print the step's plan (every node's workers) once all have joined
-};
-
-struct Verdict {
-  int exit_code = 0;
-  std::string cause;  // empty on success
 };
 
 // A node's hang suspect (--ddp-hang-timeout), the smaller the likelier: where
@@ -64,17 +63,16 @@ struct HangSuspicion {
   std::uint64_t since_ms = 0;
   auto operator<=>(const HangSuspicion&) const = default;
 };
+HangSuspicion suspicion_of(const HangFacts& hang);
 
 // Hang reports being compared by the coordinator (note_hang). Outside the
 // class: clang cannot default-construct a nested struct with member
-// initializers in optional::emplace (see Requeueing in agent.cpp).
+// initializers in optional::emplace.
 struct PendingHang {
   std::chrono::steady_clock::time_point decide_at;
-  std::string cause;
-  std::vector<std::string> stalled_by_node;  // "node 1: ranks 2,3"
+  RootCause cause;                        // the most suspect report so far, or the notice
+  std::vector<StalledNode> stalled;       // every reporting node's stalled ranks
   HangSuspicion suspicion;
-  int code = 1;
-  std::uint32_t culprit_node = 0;
   bool noticed_only = true;  // a HANGING notice, no report yet: `cause` says so
 };
 
@@ -89,7 +87,7 @@ class Coordinator {
   std::uint16_t port() const { return gate_.port(); }
   // Heartbeats, deadlines, cleanup; call from the loop's top level every ~100 ms.
   void tick();
-  // Set once DONE (or an abort) has been sent.
+  // Set once DONE has been sent.
   const std::optional<Verdict>& verdict() const { return verdict_; }
   // Connections still open (node 0's own agent's included).
   std::size_t open_peers() const { return gate_.open_peers(); }
@@ -109,7 +107,7 @@ class Coordinator {
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
     std::optional<std::uint32_t> failed_attempt;  // reported a failure in that attempt
-    std::string failure;                          // its first one in this attempt, one line
+    std::optional<Failure> failure;               // its first one in this attempt (what ran its HealthCheck)
   };
   // The job's lifecycle, in the agents' words (lifecycle.hpp): Rendezvous
   // (gathering every node's JOIN), Running (an attempt's workers run), Stopping
@@ -121,25 +119,31 @@ class Coordinator {
   RdzvGate::Events gate_events();
   std::optional<std::string> admit(std::uint32_t node) const;
   void on_message(std::uint32_t node, std::uint64_t peer, const rdzv::Message& m);
-  void on_report(std::uint32_t node, std::uint64_t peer, const rdzv::Message& m);  // STOPPED, FINISHED
   void on_close(std::uint32_t node, std::uint64_t peer, const std::string& why);
-  void handle_join(std::uint32_t node, const rdzv::Message& m);
-  void handle_failure(std::uint32_t node, const rdzv::Message& m);
-  void note_hang(std::uint32_t node, const rdzv::Message& m, const std::string& cause, HangSuspicion suspicion,
-                 int code);
+  void on_mismatch(std::uint32_t node, const std::string& why);
+  void on_join(std::uint32_t node, const rdzv::Join& join);
+  void on_fail(std::uint32_t node, Failure failure);
+  void on_hanging(std::uint32_t node, const rdzv::Hanging& hanging);
+  void on_stopped(std::uint32_t node, const rdzv::Stopped& stopped);
+  void on_finished(std::uint32_t node, std::uint64_t peer, const rdzv::Finished& finished);
+  void note_hang(std::uint32_t node, const Failure& failure);
   void decide_hang();
-  void handle_hanging(std::uint32_t node, const rdzv::Message& m);
   // `unhealthy`: its agent reported a failed HealthCheck (it still listens).
   void node_lost(std::uint32_t node, const std::string& why, bool unhealthy = false);
+  Failure node_failure(std::uint32_t node, FailureKind kind, std::string detail) const;
   void all_joined();
   void print_summary() const;
   bool runs_workers(std::uint32_t node) const;  // in this attempt
   void start_attempt();
-  void begin_stop(const std::string& cause, int exit_code);
+  void begin_stop(RootCause cause);
   void check_stopped();
-  void finish(int exit_code, const std::string& cause, const char* verb = "DONE");
+  std::vector<std::uint32_t> absent_from_next_attempt() const;
+  void finish(std::optional<RootCause> cause);
+  void finish_setup(std::string why);
+  RootCause root_cause(Failure failure) const;
   void broadcast(const rdzv::Message& m);
   void tick_deadlines(Clock::time_point now);
+  void rendezvous_timed_out();
   std::string node_name(std::uint32_t node) const;
 
   CoordinatorConfig config_;
@@ -147,8 +151,7 @@ class Coordinator {
   std::vector<Node> nodes_;
   Phase phase_ = Phase::Rendezvous;
   std::uint32_t attempt_ = 0;
-  std::string cause_;
-  int cause_code_ = 1;
+  std::optional<RootCause> cause_;  // why this attempt is being stopped
   std::optional<Verdict> verdict_;
   std::optional<PendingHang> hang_;
   // Who runs which group (roster.hpp), from the moment every node has joined;

@@ -1,4 +1,4 @@
-#include "command.hpp"
+#include "duties/command.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "rdzv_client.hpp"
+#include "rendezvous/rdzv_client.hpp"
 
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -11,8 +11,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ddp/base/parse.hpp"
+#include "ddp/base/version.hpp"
 #include "ddp/node/netif.hpp"
-#include "ddp/wire/node_plan.hpp"
 
 namespace ddp::agent {
 
@@ -105,6 +106,7 @@ void RdzvClient::on_connected(std::uint32_t) {
   // replayed on this one.
   server_nonce_.clear();
   client_nonce_.clear();
+  challenge_.reset();
   conn_ = std::make_unique<Connection>(
       loop_, fd, [this](const rdzv::Message& m) { on_message(m); }, [this](const std::string& why) { on_close(why); });
 }
@@ -115,81 +117,79 @@ void RdzvClient::send(const rdzv::Message& m) {
 
 void RdzvClient::on_message(const rdzv::Message& m) {
   last_seen_ = Clock::now();
-  if (!welcomed_) {
-    if (m.verb == "CHALLENGE") return on_challenge(m);
-    if (m.verb == "WELCOME") return on_welcome(m);
-    if (m.verb == "REFUSED") return lost("the rendezvous refused this node: " + m.get("reason").value_or("?"));
-    return lost("unexpected " + m.verb + " before authentication");
+  if (!welcomed_) return on_handshake(m);
+  auto order = rdzv::decode_order(m);
+  if (!order) return lost("the rendezvous on node 0 sent a message this agent cannot read: " + order.error());
+  on_order(*order);
+}
+
+void RdzvClient::on_handshake(const rdzv::Message& m) {
+  if (m.verb == "CHALLENGE") {
+    auto challenge = rdzv::Challenge::from_message(m);
+    if (!challenge) return lost("malformed CHALLENGE from the rendezvous on node 0: " + challenge.error());
+    return on_challenge(*challenge);
   }
-  if (m.verb == "HB") return;
-  if (m.verb == "START") return on_start_order(m);
-  if (m.verb == "STOP") {
-    const auto attempt = m.get_uint("attempt", 0, 1u << 20);
-    return events_.on_stop(attempt ? std::uint32_t(*attempt) : 0);
+  if (m.verb == "WELCOME") {
+    auto welcome = rdzv::Welcome::from_message(m);
+    if (!welcome) return lost("malformed WELCOME from the rendezvous on node 0: " + welcome.error());
+    return on_welcome(*welcome);
   }
-  if (m.verb == "BYE") {  // our workers finished; the others go on without us
+  if (m.verb == "REFUSED") {
+    auto refused = rdzv::Refused::from_message(m);
+    return lost("the rendezvous refused this node: " + (refused ? refused->reason : std::string("?")));
+  }
+  lost("unexpected " + m.verb + " before authentication");
+}
+
+void RdzvClient::on_order(const rdzv::Order& order) {
+  if (const auto* start = std::get_if<rdzv::Start>(&order)) return events_.on_start(*start);
+  if (const auto* stop = std::get_if<rdzv::Stop>(&order)) return events_.on_stop(stop->attempt);
+  if (std::holds_alternative<rdzv::Bye>(order)) {  // our workers finished; the others go on without us
     done_ = true;
-    return events_.on_done(0, "");
+    return events_.on_done(Verdict{});
   }
-  if (m.verb == "DONE" || m.verb == "ABORT") {
+  if (const auto* done = std::get_if<rdzv::Done>(&order)) {
     done_ = true;
-    const auto code = m.get_uint("code", 0, 255);
-    return events_.on_done(code ? int(*code) : 1, m.get("cause").value_or(""));
+    return events_.on_done(done->verdict);
   }
 }
 
-void RdzvClient::on_challenge(const rdzv::Message& m) {
+// The handshake keeps its form across releases: a coordinator of another
+// version still gets this node's RESPONSE, which names our version, and
+// refuses it naming both (rdzv::refusal_for_version).
+void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
   // One challenge per connection: answering a second would let the peer
   // collect MACs over nonces of its choosing.
   if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
-  const auto version = m.get_uint("version", 0, 1u << 20);
-  if (!version || *version != std::uint64_t(rdzv::kProtocolVersion))
-    return lost("the rendezvous on node 0 speaks protocol " + m.get("version").value_or("?") + ", this agent " +
-                std::to_string(rdzv::kProtocolVersion) + ": install the same slurm-ddp release on every node");
-  server_nonce_ = m.get("nonce").value_or("");
-  if (!rdzv::check_nonce(server_nonce_)) return lost("malformed CHALLENGE from the rendezvous on node 0");
+  if (!rdzv::check_nonce(challenge.nonce)) return lost("malformed CHALLENGE from the rendezvous on node 0");
+  challenge_ = challenge;
+  server_nonce_ = challenge.nonce;
   client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
-  rdzv::Message response{"RESPONSE", {}};
-  response.set("node", config_.node_rank)
-      .set("cnonce", client_nonce_)
-      .set("mac", rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_));
-  send(response);
+  rdzv::Response response;
+  response.node = config_.node_rank;
+  response.cnonce = client_nonce_;
+  response.mac = rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_);
+  response.release = kVersion;
+  send(response.to_message());
 }
 
-void RdzvClient::on_welcome(const rdzv::Message& m) {
-  const auto mac = m.get("mac").value_or("");
+void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
   // Only as the answer to this connection's RESPONSE (client_nonce_ is made
   // then): the MAC binds both of its nonces.
   if (client_nonce_.empty() ||
-      !rdzv::mac_equal(mac,
-                       rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_)))
+      !rdzv::mac_equal(welcome.mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_,
+                                                     client_nonce_)))
     return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(config_.coordinator_port) +
                 " is not this step's rendezvous (it could not prove the step's secret)");
+  // A coordinator of an older release welcomes whatever version answers.
+  if (challenge_->version != rdzv::kProtocolVersion)
+    return lost("the rendezvous on node 0 runs slurm-ddp " + printable(challenge_->release, 40) + " (protocol " +
+                std::to_string(challenge_->version) + "), this agent slurm-ddp " + kVersion + " (protocol " +
+                std::to_string(rdzv::kProtocolVersion) + "): install the same slurm-ddp release on every node");
   welcomed_ = true;
-  rdzv::Message join{"JOIN", {}};
   const auto route = route_to(config_.coordinator_addr);
-  join.set("version", rdzv::kProtocolVersion)
-      .set("nproc", config_.nproc)
-      .set("workers", encode_placements(config_.workers))
-      .set("host", config_.host)
-      .set("addr", route ? route->source_address : std::string("?"));
-  send(join);
-}
-
-void RdzvClient::on_start_order(const rdzv::Message& m) {
-  StartOrder order;
-  const auto attempt = m.get_uint("attempt", 0, 1u << 20);
-  const auto port = m.get_uint("master_port", 1, 65535);
-  order.master_addr = m.get("master_addr").value_or("");
-  auto nodes = m.get_uint_list("groups", 0, (1u << 20) - 1, 1u << 20);
-  auto workers = m.get_uint_list("counts", 1, 1u << 16, 1u << 20);
-  if (!attempt || !port || !nodes || !workers || order.master_addr.empty())
-    return lost("malformed START from the rendezvous");
-  order.attempt = std::uint32_t(*attempt);
-  order.master_port = std::uint16_t(*port);
-  order.group_nodes = std::move(nodes).value();
-  order.group_workers = std::move(workers).value();
-  events_.on_start(order);
+  rdzv::Join join{config_.nproc, config_.workers, config_.host, route ? route->source_address : std::string("?")};
+  send(join.to_message());
 }
 
 void RdzvClient::on_close(const std::string& why) {
@@ -228,44 +228,21 @@ void RdzvClient::tick() {
   }
   if (now - last_heartbeat_ >= kHeartbeatEvery) {
     last_heartbeat_ = now;
-    send(rdzv::Message{"HB", {}});
+    send(rdzv::Heartbeat{}.to_message());
   }
   if (now - last_seen_ > config_.heartbeat_timeout)
     lost("no heartbeat from the rendezvous on node 0 (" + config_.coordinator_addr + ") for " +
          std::to_string(config_.heartbeat_timeout.count() / 1000) + " s (node 0 down or network cut?)");
 }
 
-void RdzvClient::report_failure(const FailureReport& r) {
-  rdzv::Message m{"FAIL", {}};
-  m.set("attempt", r.attempt)
-      .set("rank", r.rank)
-      .set("local", r.local_rank)
-      .set("code", std::uint64_t(r.code))
-      .set("what", r.what)
-      .set("time", r.time)
-      .set("tail", r.tail);
-  if (!r.error_file.empty()) m.set("error_file", r.error_file);
-  if (r.stalled_since_ms)
-    m.set("stalled_since_ms", r.stalled_since_ms).set("stalled_in", r.stalled_in).set("stalled", r.stalled);
-  if (r.stalled_since_ms && r.stalled_step) m.set("stalled_step", *r.stalled_step);
-  send(m);
-}
+void RdzvClient::report_failure(const Failure& failure) { send(rdzv::Fail{failure}.to_message()); }
 
-void RdzvClient::report_hanging(std::uint32_t attempt) {
-  rdzv::Message m{"HANGING", {}};
-  send(m.set("attempt", attempt));
-}
+void RdzvClient::report_hanging(std::uint32_t attempt) { send(rdzv::Hanging{attempt}.to_message()); }
 
 void RdzvClient::report_stopped(std::uint32_t attempt, const std::string& unhealthy) {
-  rdzv::Message m{"STOPPED", {}};
-  m.set("attempt", attempt);
-  if (!unhealthy.empty()) m.set("unhealthy", unhealthy.substr(0, 2048));
-  send(m);
+  send(rdzv::Stopped{attempt, unhealthy.substr(0, 2048)}.to_message());
 }
 
-void RdzvClient::report_finished(std::uint32_t attempt) {
-  rdzv::Message m{"FINISHED", {}};
-  send(m.set("attempt", attempt));
-}
+void RdzvClient::report_finished(std::uint32_t attempt) { send(rdzv::Finished{attempt}.to_message()); }
 
 }  // namespace ddp::agent

@@ -1,4 +1,4 @@
-#include "connection.hpp"
+#include "rendezvous/connection.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>

@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "ddp/wire/failure.hpp"
+
 namespace ddp::agent {
 
 using WallClock = std::chrono::system_clock;
@@ -63,30 +65,27 @@ std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_p
                               WallClock::time_point attempt_started, WallClock::time_point now,
                               std::chrono::milliseconds timeout);
 
-// Where a stalled worker was when SIGABRT came, read from the last lines of
-// its stderr (the faulthandler's "Fatal Python error: Aborted" and the
-// frames after it). The order is the order of suspicion.
-enum class StalledIn { elsewhere = 0, unknown = 1, collective = 2 };
+// Where a stalled worker was when SIGABRT came (StalledIn, wire/failure.hpp),
+// read from the last lines of its stderr (the faulthandler's "Fatal Python
+// error: Aborted" and the frames after it).
 StalledIn where_stalled(const std::vector<std::string>& stderr_tail);
 // Where the last dump begins in the tail ("Fatal Python error: Aborted"), or
 // stderr_tail.size() when there is none.
 std::size_t dump_start(const std::vector<std::string>& stderr_tail);
-const char* describe(StalledIn where);
 
 // The culprit: the stalest of the stalled ranks that are least likely to be
 // waiting for another (`where[i]` belongs to hang.stalled[i]). An index into
 // hang.stalled.
 std::size_t pick_culprit(const Hang& hang, const std::vector<StalledIn>& where);
 
-// The failure's "what", said of the culprit, for the root-cause line:
-// "hung: no progress for 10 s (...); stalled on node 1: ranks 2,3; still
-// progressing: none; ...".
-std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
-                          std::uint32_t node_rank, std::chrono::milliseconds timeout);
+// The hang as the culprit's failure reports it (wire/failure.hpp: the
+// rendering is there). `culprit` indexes hang.stalled; `survived`: it was
+// still running when the report went.
+HangFacts hang_facts(const Hang& hang, std::size_t culprit, StalledIn where, std::uint32_t rank_base,
+                     std::chrono::milliseconds timeout, bool survived);
 
-// "2,3" (global ranks), or "none".
-std::string rank_list(const std::vector<std::uint32_t>& locals, std::uint32_t rank_base);
-std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_base);
+// The stalled ranks as global ranks, in order of suspicion.
+std::vector<std::uint32_t> stalled_ranks(const Hang& hang, std::uint32_t rank_base);
 
 // The file's time and step number; nullopt if it does not exist.
 std::optional<Progress> read_progress(const std::string& path);
@@ -100,7 +99,8 @@ bool more_suspect(const Hang::Rank& a, const Hang::Rank& b);
 // its file: the watch never started, and how a script signals.
 std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds timeout);
 
-// Milliseconds since the epoch: how the time travels in the FAIL report.
+// Milliseconds since the epoch: how the time travels in the FAIL report
+// (HangFacts::since_ms).
 std::uint64_t epoch_ms(WallClock::time_point t);
 
 }  // namespace ddp::agent

@@ -1,0 +1,47 @@
+#include "duties/hang_monitor.hpp"
+
+namespace ddp::agent {
+
+namespace {
+// How often the progress files are looked at, and how long the stalled
+// workers get to print their stacks and die of SIGABRT.
+constexpr std::chrono::milliseconds kCheckEvery{250};
+constexpr std::chrono::seconds kReportWait{3};
+}  // namespace
+
+void HangMonitor::begin_attempt(WallClock::time_point started) {
+  attempt_started_ = started;
+  hang_.reset();
+}
+
+bool HangMonitor::check_due() {
+  if (!on() || hang_ || Clock::now() < next_check_) return false;
+  next_check_ = Clock::now() + kCheckEvery;
+  return true;
+}
+
+std::optional<Hang> HangMonitor::find(const std::vector<std::optional<Progress>>& progress) const {
+  if (!on()) return std::nullopt;
+  return find_hang(progress, attempt_started_, WallClock::now(), timeout_);
+}
+
+void HangMonitor::found(Hang hang) { hang_ = Found{std::move(hang), Clock::now() + kReportWait}; }
+
+bool HangMonitor::settled(const std::vector<std::optional<WorkerExit>>& exits) const {
+  if (!hang_) return false;
+  if (Clock::now() >= hang_->report_by) return true;
+  for (const auto& r : hang_->hang.stalled)
+    if (r.local >= exits.size() || !exits[r.local]) return false;
+  return true;
+}
+
+std::optional<std::string> HangMonitor::untouched_warning_once(const std::vector<std::optional<Progress>>& progress,
+                                                               std::uint32_t node_rank) {
+  if (!on() || told_untouched_ || progress.empty()) return std::nullopt;
+  for (const auto& p : progress)
+    if (p && p->last != WallClock::time_point{}) return std::nullopt;
+  told_untouched_ = true;
+  return untouched_warning(node_rank, timeout_);
+}
+
+}  // namespace ddp::agent

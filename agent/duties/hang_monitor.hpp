@@ -1,0 +1,59 @@
+// --ddp-hang-timeout on one node, across an attempt: when to look at the
+// progress files, the hang found (its stalled ranks get SIGABRT for their
+// stacks, and the report waits for them to end, 3 s at most), and node 0's
+// one warning when no worker ever signalled progress. The decisions are
+// hang_watch.hpp's; the effects (SIGABRT, HANGING, FAIL) are the agent's.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "duties/hang_watch.hpp"
+#include "workers/worker_group.hpp"
+
+namespace ddp::agent {
+
+class HangMonitor {
+ public:
+  explicit HangMonitor(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+  bool on() const { return timeout_.count() > 0; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // A new attempt's workers started at `started`.
+  void begin_attempt(WallClock::time_point started);
+  // Every loop turn while the workers run: whether to look at the progress
+  // files now (every 250 ms, until a hang is found).
+  bool check_due();
+  // A hang in the workers' progress, if there is one: at a check, and at a
+  // worker's failure (ranks stalled already make the failure the hang's
+  // consequence: a collective broke).
+  std::optional<Hang> find(const std::vector<std::optional<Progress>>& progress) const;
+
+  // The hang found; its stalled ranks were sent SIGABRT.
+  void found(Hang hang);
+  const Hang* hang() const { return hang_ ? &hang_->hang : nullptr; }
+  // The report may go: every stalled rank has ended (its stack is in its
+  // output), or the wait is over.
+  bool settled(const std::vector<std::optional<WorkerExit>>& exits) const;
+
+  // Once per run, when the attempt's workers have ended and none ever
+  // touched its progress file: what node 0 says about it.
+  std::optional<std::string> untouched_warning_once(const std::vector<std::optional<Progress>>& progress,
+                                                    std::uint32_t node_rank);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Found {
+    Hang hang;
+    Clock::time_point report_by;
+  };
+  std::chrono::milliseconds timeout_;
+  WallClock::time_point attempt_started_;
+  Clock::time_point next_check_;
+  std::optional<Found> hang_;
+  bool told_untouched_ = false;
+};
+
+}  // namespace ddp::agent

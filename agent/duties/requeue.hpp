@@ -1,0 +1,65 @@
+// Node 0's requeue of the job (--ddp-requeue), without blocking the agent's
+// event loop: `scontrol requeue JOBID`, whose answer is read when it comes.
+// scontrol is Slurm's own client of the node's release and makes the
+// slurm_requeue() call; the agent itself links no Slurm library, so one
+// ddp-agent serves every Slurm release (and the GPU kit, which has no Slurm).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ddp/base/result.hpp"
+#include "ddp/wire/node_plan.hpp"
+#include "duties/command.hpp"
+
+namespace ddp::agent {
+
+class Requeue {
+ public:
+  // Starts `scontrol requeue job_id` (scontrol from PATH, or `scontrol` set).
+  Status start(std::uint32_t job_id, const std::string& scontrol = "scontrol");
+  bool running() const { return scontrol_.running(); }
+  // nullopt while scontrol runs; then Ok, or the failure with what scontrol
+  // said. Kills a scontrol that takes longer than 30 s (and one still
+  // running when the Requeue goes).
+  std::optional<Status> poll();
+
+ private:
+  Command scontrol_;
+  std::uint32_t job_id_ = 0;
+};
+
+// --ddp-requeue, node 0: Slurm's warning came (USR1 or USR2 from sbatch
+// --signal, ahead of the time limit or a preemption); requeue the job once
+// every worker has ended (saved), or when RequeueWait is up, then hold until
+// Slurm's SIGTERM, so that srun does not return and the batch script does not
+// go on.
+class Requeuer {
+ public:
+  Requeuer(const NodePlan& plan, bool standalone);
+  // Slurm's warning `sig` reached node 0. `over`: the run has its verdict
+  // already (a warning in node 0's last second must not send a finished job
+  // round again).
+  void on_warning(int sig, bool over);
+  // From the loop; `workers_done`: the run has its verdict.
+  void tick(bool workers_done);
+  // Node 0 must stay: scontrol still runs, or Slurm's SIGTERM is awaited after a requeue.
+  bool holds() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void finish_scontrol();
+
+  bool enabled_;
+  std::uint32_t job_id_;
+  std::chrono::milliseconds wait_;
+  bool armed_ = false;
+  Clock::time_point by_;
+  Requeue scontrol_;
+  bool done_ = false;                       // scontrol has answered (or could not start)
+  std::optional<Clock::time_point> hold_until_;  // after a requeue
+};
+
+}  // namespace ddp::agent

@@ -1,0 +1,427 @@
+#include "rendezvous/coordinator.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "ddp/base/parse.hpp"
+#include "ddp/node/netif.hpp"
+
+namespace ddp::agent {
+
+namespace {
+
+constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
+// How long hang reports are compared, from the first, before the most
+// suspect is the root cause: a node's check runs every 250 ms, and its
+// stalled workers get up to 3 s to die of SIGABRT.
+constexpr auto kHangSettle = std::chrono::seconds(4);
+// From a node's first notice of a hang (HANGING) to its report: its stalled
+// workers get 3 s to print their stacks and die.
+constexpr auto kHangNoticeWait = std::chrono::seconds(8);
+
+// A failure as a related one: its first line is all the root cause shows.
+Failure without_output(Failure f) {
+  f.stderr_tail.clear();
+  f.error_file.clear();
+  return f;
+}
+
+}  // namespace
+
+HangSuspicion suspicion_of(const HangFacts& hang) {
+  // A rank that never signalled is behind every rank that did: step 0.
+  return {std::uint64_t(hang.where), hang.never ? 0 : hang.step.value_or(~0ull), hang.since_ms};
+}
+
+Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
+    : config_(std::move(config)),
+      gate_(loop, GateConfig{config_.run_id, config_.secret, config_.nnodes, config_.handshake_timeout,
+                              config_.max_pending},
+            gate_events()),
+      nodes_(config_.nnodes),
+      started_(Clock::now()),
+      last_heartbeat_(Clock::now()) {}
+
+RdzvGate::Events Coordinator::gate_events() {
+  return {[this](std::uint32_t node) { return admit(node); },
+          [this](std::uint32_t node, std::uint64_t peer) {
+            nodes_[node].peer = peer;
+            nodes_[node].last_seen = Clock::now();
+          },
+          [this](std::uint32_t node, std::uint64_t peer, const rdzv::Message& m) { on_message(node, peer, m); },
+          [this](std::uint32_t node, std::uint64_t peer, const std::string& why) { on_close(node, peer, why); },
+          [this](std::uint32_t node, const std::string& why) { on_mismatch(node, why); }};
+}
+
+// A connection proved the step's secret for `node`: why it may not join, if so.
+std::optional<std::string> Coordinator::admit(std::uint32_t node) const {
+  const Node& n = nodes_[node];
+  if (!n.joined && !n.lost) return std::nullopt;
+  // It knows the secret: a misconfiguration (two agents for one node), not a
+  // stranger; or a lost node back (a link restored, a SIGSTOP'd agent resumed):
+  // its place was given away, and it is never used again in this step.
+  return n.lost ? "node " + std::to_string(node) + " was lost and is not used again in this step"
+                : "node " + std::to_string(node) + " has already joined";
+}
+
+void Coordinator::on_close(std::uint32_t node, std::uint64_t peer, const std::string& why) {
+  if (nodes_[node].peer == peer && !nodes_[node].finished && phase_ != Phase::Done)
+    node_lost(node, "its agent's connection ended (" + why + ")");
+}
+
+// A node of this step runs another release (a rolling upgrade caught it
+// half-way): nothing can run until every node runs the same.
+void Coordinator::on_mismatch(std::uint32_t, const std::string& why) {
+  if (phase_ == Phase::Rendezvous) finish_setup(why);
+}
+
+// An authenticated agent's message. One this release's agents never send
+// (malformed, or of the other direction) ends its connection, so the node is
+// lost at once with the reason, instead of missing at some deadline.
+void Coordinator::on_message(std::uint32_t node, std::uint64_t peer, const rdzv::Message& m) {
+  nodes_[node].last_seen = Clock::now();
+  auto report = rdzv::decode_report(m);
+  if (!report) return gate_.close_peer(peer, "it sent a malformed message: " + report.error());
+  if (const auto* join = std::get_if<rdzv::Join>(&*report)) return on_join(node, *join);
+  if (const auto* failed = std::get_if<rdzv::Fail>(&*report)) return on_fail(node, failed->failure);
+  if (const auto* hanging = std::get_if<rdzv::Hanging>(&*report)) return on_hanging(node, *hanging);
+  if (const auto* stopped = std::get_if<rdzv::Stopped>(&*report)) return on_stopped(node, *stopped);
+  if (const auto* finished = std::get_if<rdzv::Finished>(&*report)) return on_finished(node, peer, *finished);
+}
+
+void Coordinator::on_join(std::uint32_t node, const rdzv::Join& join) {
+  Node& n = nodes_[node];
+  if (n.joined || phase_ != Phase::Rendezvous) return;
+  n.joined = true;
+  n.nproc = join.nproc;
+  n.host = join.host;
+  n.addr = join.addr;
+  n.workers = join.workers;
+  for (const auto& other : nodes_)
+    if (!other.joined) return;
+  all_joined();
+}
+
+void Coordinator::all_joined() {
+  if (!config_.setup_error.empty()) return finish_setup(config_.setup_error);
+  std::vector<std::uint32_t> capacity;
+  for (const auto& n : nodes_) capacity.push_back(n.nproc);
+  auto roster = make_roster(std::move(capacity), config_.spares);
+  if (!roster) return finish_setup(roster.error());
+  roster_ = std::move(roster).value();
+  roster_changed_ = true;
+  phase_ = Phase::Running;
+  start_attempt();
+}
+
+bool Coordinator::runs_workers(std::uint32_t node) const {
+  return node < running_.size() && running_[node] && !nodes_[node].lost;
+}
+
+// One summary for the whole step, from node 0 (--ddp-verbose): at the start,
+// and again when a lost node's group has moved to a spare or been dropped.
+void Coordinator::print_summary() const {
+  const auto& groups = roster_->groups;
+  spdlog::info("step {}: attempt {}: {} node(s), {} worker(s), MASTER_ADDR={} MASTER_PORT={}, rendezvous port {}",
+               config_.run_id, attempt_, groups.size(), world_size(*roster_), config_.master_addr,
+               config_.master_port(attempt_), gate_.port());
+  std::uint64_t rank = 0;
+  for (std::uint32_t g = 0; g < groups.size(); ++g) {
+    const auto& n = nodes_[groups[g].node];
+    const std::uint32_t workers = groups[g].workers;
+    spdlog::info("  node {} ({}, {}): group {}, ranks {}-{}", groups[g].node, n.host, n.addr, g, rank,
+                 rank + workers - 1);
+    for (std::uint32_t local = 0; local < workers; ++local, ++rank)
+      spdlog::info("    rank {}: {}", rank,
+                   describe_placement(local < n.workers.size() ? n.workers[local] : WorkerPlacement{}));
+  }
+  for (const auto spare : spare_nodes(*roster_))
+    spdlog::info("  node {} ({}, {}): spare", spare, nodes_[spare].host, nodes_[spare].addr);
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].lost) spdlog::info("  node {}: lost, not used again", node_name(i));
+}
+
+void Coordinator::start_attempt() {
+  rdzv::Start start;
+  start.attempt = attempt_;
+  for (const auto& g : roster_->groups) {
+    start.group_nodes.push_back(g.node);
+    start.group_workers.push_back(g.workers);
+  }
+  running_.assign(nodes_.size(), false);
+  for (const auto node : start.group_nodes) running_[node] = true;
+  for (auto& n : nodes_) {
+    n.finished = false;
+    n.stopped_attempt.reset();
+    n.failure.reset();
+  }
+  cause_.reset();
+  if (config_.verbose && roster_changed_) print_summary();
+  roster_changed_ = false;
+  phase_ = Phase::Running;
+  start.master_addr = config_.master_addr;
+  start.master_port = config_.master_port(attempt_);
+  if (auto free = check_master_port_free(config_.master_addr, start.master_port); !free)
+    return finish_setup(free.error());
+  const auto message = start.to_message();
+  if (rdzv::encode(message).empty())  // the lists travel in runs: only a step of many thousand odd nodes
+    return finish_setup("the step's layout (" + std::to_string(start.group_nodes.size()) +
+                        " nodes) does not fit one rendezvous message; run fewer nodes per step");
+  broadcast(message);
+}
+
+// A worker failure on `node`. The first of an attempt is its root cause,
+// unless a hang is being reported: then only hang reports compete.
+void Coordinator::on_fail(std::uint32_t node, Failure failure) {
+  if (failure.attempt != attempt_) return;  // a stale report from an earlier attempt
+  Node& n = nodes_[node];
+  failure.node = node;  // who it is, as authenticated and joined
+  failure.host = n.host;
+  failure.addr = n.addr;
+  if (!n.failure) n.failure = failure;  // its HealthCheck's trigger
+  if (phase_ != Phase::Running) return;  // not the first: not the root cause
+  n.failed_attempt = attempt_;
+  if (failure.hang) return note_hang(node, failure);
+  if (hang_) return decide_hang();  // its consequence, not a cause; the hang's own reports decide
+  begin_stop(root_cause(std::move(failure)));
+}
+
+// A node's hang watch fired: its report follows once its stalled workers
+// have printed their stacks (3 s at most). Meanwhile the ranks it aborts make
+// their peers fail elsewhere: those failures are the hang's consequences,
+// not its cause, so from now on only hang reports compete.
+void Coordinator::on_hanging(std::uint32_t node, const rdzv::Hanging& hanging) {
+  if (hanging.attempt != attempt_ || phase_ != Phase::Running || hang_) return;
+  Failure unreported = node_failure(node, FailureKind::HangUnreported,
+                                    "sent no report within " + seconds_text(kHangNoticeWait));
+  hang_.emplace();
+  hang_->decide_at = Clock::now() + kHangNoticeWait;
+  hang_->cause = root_cause(std::move(unreported));
+  hang_->noticed_only = true;
+}
+
+// A hang report (--ddp-hang-timeout): every node whose ranks stalled reports
+// within a moment of the others (its own check, or its workers failing once
+// the first node stopped its stalled ones). Each names its own suspect
+// (hang_watch.hpp); wait for the other nodes' reports, up to kHangSettle, and
+// keep the most suspect (HangSuspicion: outside a collective first, then the
+// step it reached, then silent longest).
+void Coordinator::note_hang(std::uint32_t node, const Failure& failure) {
+  if (!hang_) hang_.emplace();
+  if (hang_->noticed_only) hang_->decide_at = Clock::now() + kHangSettle;  // from the first report
+  hang_->stalled.push_back({node, failure.hang->stalled});
+  const auto suspicion = suspicion_of(*failure.hang);
+  if (hang_->noticed_only || suspicion < hang_->suspicion) {
+    hang_->noticed_only = false;
+    hang_->cause = root_cause(failure);
+    hang_->suspicion = suspicion;
+  }
+  decide_hang();
+}
+
+// Once a hang report is in and every node has reported something, or at the
+// deadline. (A node lost meanwhile stops the job itself, as the cause.)
+void Coordinator::decide_hang() {
+  if (!hang_ || phase_ != Phase::Running) return;
+  bool all_in = !hang_->noticed_only;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+    all_in &= !runs_workers(i) || nodes_[i].finished || nodes_[i].failed_attempt == attempt_;
+  if (!all_in && Clock::now() < hang_->decide_at) return;
+  RootCause cause = std::move(hang_->cause);
+  for (const auto& stalled : hang_->stalled)
+    if (stalled.node != cause.failure.node) cause.also_stalled.push_back(stalled);
+  hang_.reset();
+  begin_stop(std::move(cause));
+}
+
+void Coordinator::on_stopped(std::uint32_t node, const rdzv::Stopped& stopped) {
+  if (stopped.attempt != attempt_) return;  // a stale report from an earlier attempt
+  nodes_[node].stopped_attempt = attempt_;
+  if (!stopped.unhealthy.empty()) return node_lost(node, stopped.unhealthy, true);
+  if (phase_ == Phase::Stopping) check_stopped();
+}
+
+void Coordinator::on_finished(std::uint32_t node, std::uint64_t peer, const rdzv::Finished& finished) {
+  if (finished.attempt != attempt_) return;
+  nodes_[node].finished = true;
+  if (phase_ == Phase::Stopping) return check_stopped();
+  if (phase_ != Phase::Running) return;
+  for (std::uint32_t other = 0; other < nodes_.size(); ++other)
+    if (runs_workers(other) && !nodes_[other].finished) {
+      // This node is done; it may leave now (no exit barrier). Node 0's
+      // agent stays: it hosts this coordinator until the verdict.
+      if (node != 0) gate_.send(peer, rdzv::Bye{}.to_message());
+      return;
+    }
+  finish(std::nullopt);
+}
+
+Failure Coordinator::node_failure(std::uint32_t node, FailureKind kind, std::string detail) const {
+  Failure f;
+  f.kind = kind;
+  f.attempt = attempt_;
+  f.at_rendezvous = phase_ == Phase::Rendezvous;
+  f.node = node;
+  f.host = nodes_[node].host;
+  f.addr = nodes_[node].addr;
+  f.detail = std::move(detail);
+  return f;
+}
+
+// A node stopped answering (heartbeats, or its connection ended), or its
+// HealthCheck found it unhealthy. Its place goes to a spare, or its group is
+// dropped (--ddp-min-nodes), and every worker restarts; a lost spare only
+// costs a spare (roster.hpp). The node is never used again: its connection is
+// closed and a new one from it refused.
+void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unhealthy) {
+  Node& n = nodes_[node];
+  if (n.lost) return;
+  n.lost = true;
+  Failure loss = node_failure(node, unhealthy ? FailureKind::NodeUnhealthy : FailureKind::NodeLost, why);
+  if (phase_ == Phase::Rendezvous) return finish(root_cause(std::move(loss)));
+  if (gate_.serves(n.peer, node)) {
+    // An unhealthy node's agent still listens: BYE lets it end well (its
+    // workers are stopped); a lost one's connection is closed. Either may
+    // close the connection at once and end the peer.
+    gate_.mark_closing(n.peer);
+    if (!unhealthy)
+      gate_.close_peer(n.peer, "node lost");
+    else if (node != 0)
+      gate_.send(n.peer, rdzv::Bye{}.to_message());
+  }
+  if (phase_ == Phase::Done) return;
+  RootCause cause = root_cause(loss);
+  // What ran the health check: this node's own first failure of the attempt.
+  if (unhealthy && n.failure) cause.related = without_output(*n.failure);
+  if (node == 0) {  // its agent hosts this coordinator, and MASTER_ADDR is its address
+    can_go_on_ = false;
+    cause.failure.consequence = "node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)";
+  } else {
+    const auto change = lose_node(*roster_, node, config_.min_nodes, [this](std::uint32_t i) { return node_name(i); });
+    if (change.kind == RosterChange::Kind::Unused) {
+      spdlog::warn("rendezvous: {}", change.text);  // a spare: no worker was there
+      return;
+    }
+    cause.failure.consequence = change.text;
+    changes_.push_back(first_line(cause.failure, cause.attempts));
+    roster_changed_ = true;
+    if (change.kind == RosterChange::Kind::CannotGoOn) can_go_on_ = false;
+    // Stopping already: the workers that failed first most likely failed
+    // because of this loss (a peer gone mid-collective); the loss is the cause.
+    if (!unhealthy && cause_) cause.related = without_output(cause_->failure);
+  }
+  if (phase_ == Phase::Running) return begin_stop(std::move(cause));
+  cause_ = std::move(cause);
+  check_stopped();
+}
+
+void Coordinator::begin_stop(RootCause cause) {
+  hang_.reset();
+  cause_ = std::move(cause);
+  phase_ = Phase::Stopping;
+  broadcast(rdzv::Stop{attempt_}.to_message());
+  check_stopped();
+}
+
+// The restart rule, once every node that ran workers in this attempt has
+// stopped them (or finished, or was lost): the next attempt when every node
+// it needs is there and a restart is left; else the verdict.
+void Coordinator::check_stopped() {
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
+    if (runs_workers(i) && !nodes_[i].finished && nodes_[i].stopped_attempt != attempt_) return;  // still stopping
+  const auto absent = absent_from_next_attempt();
+  const bool all_present = can_go_on_ && absent.empty();
+  const bool restart_left = attempt_ < config_.max_restarts;
+  if (all_present && restart_left) {
+    spdlog::warn("{}; restarting every worker on every node (attempt {} of {})", describe(*cause_), attempt_ + 2,
+                 config_.max_restarts + 1);
+    ++attempt_;
+    return start_attempt();
+  }
+  RootCause cause = std::move(*cause_);
+  if (all_present && roster_changed_) cause.restarts_exhausted = config_.max_restarts;
+  if (can_go_on_ && restart_left)
+    for (const auto node : absent)
+      if (!nodes_[node].lost) cause.left.push_back(node_name(node));
+  finish(std::move(cause));
+}
+
+// The nodes of the next attempt that cannot run it: lost, or finished and
+// gone (no exit barrier holds a node whose workers are done).
+std::vector<std::uint32_t> Coordinator::absent_from_next_attempt() const {
+  std::vector<std::uint32_t> absent;
+  for (const auto& g : roster_->groups)
+    if (nodes_[g.node].lost || !gate_.connected(nodes_[g.node].peer)) absent.push_back(g.node);
+  return absent;
+}
+
+RootCause Coordinator::root_cause(Failure failure) const {
+  RootCause cause;
+  cause.failure = std::move(failure);
+  cause.attempts = config_.max_restarts + 1;
+  return cause;
+}
+
+// Node 0 cannot run the step (or go on with it): `why` says what and the fix.
+void Coordinator::finish_setup(std::string why) {
+  Failure f = node_failure(0, FailureKind::Setup, std::move(why));
+  f.host.clear();
+  f.addr.clear();
+  finish(root_cause(std::move(f)));
+}
+
+void Coordinator::finish(std::optional<RootCause> cause) {
+  if (verdict_) return;
+  if (!cause)  // a run that survived lost nodes says which, once
+    for (const auto& change : changes_) spdlog::warn("the run went on after: {}", change);
+  verdict_ = Verdict{std::move(cause)};
+  phase_ = Phase::Done;
+  broadcast(rdzv::Done{*verdict_}.to_message());
+}
+
+std::string Coordinator::node_name(std::uint32_t node) const {
+  return ddp::node_name(node, nodes_[node].host, nodes_[node].addr);
+}
+
+void Coordinator::broadcast(const rdzv::Message& m) { gate_.broadcast(m); }
+
+void Coordinator::tick() {
+  gate_.tick();
+  if (phase_ == Phase::Done) return;
+  decide_hang();
+  tick_deadlines(Clock::now());
+}
+
+// The rendezvous timeout, heartbeats both ways.
+void Coordinator::tick_deadlines(Clock::time_point now) {
+  if (phase_ == Phase::Rendezvous && now - started_ > config_.rdzv_timeout) return rendezvous_timed_out();
+  if (now - last_heartbeat_ >= kHeartbeatEvery) {
+    last_heartbeat_ = now;
+    broadcast(rdzv::Heartbeat{}.to_message());
+  }
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (n.joined && !n.lost && !n.finished && now - n.last_seen > config_.heartbeat_timeout)
+      node_lost(i, "no heartbeat for " + std::to_string(config_.heartbeat_timeout.count() / 1000) +
+                       " s (node down or network cut?)");
+  }
+}
+
+// The cause travels in one DONE line (16 KiB at most): name the missing
+// nodes (the first 50 in full), count the ones that arrived.
+void Coordinator::rendezvous_timed_out() {
+  std::string missing;
+  std::size_t missing_count = 0, arrived_count = 0;
+  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
+    if (nodes_[i].joined)
+      ++arrived_count;
+    else if (++missing_count <= 50)
+      missing += ", " + node_name(i);
+  }
+  if (missing_count > 50) missing += " and " + std::to_string(missing_count - 50) + " more";
+  finish_setup("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) + " s: " +
+               std::to_string(missing_count) + " node(s) did not arrive: " + missing.substr(2) + " (" +
+               std::to_string(arrived_count) + " of " + std::to_string(nodes_.size()) +
+               " arrived); each missing node's agent says what it tried");
+}
+
+}  // namespace ddp::agent

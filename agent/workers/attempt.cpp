@@ -1,0 +1,68 @@
+#include "workers/attempt.hpp"
+
+#include "ddp/node/affinity.hpp"
+#include "ddp/plan/roster.hpp"
+
+namespace ddp::agent {
+
+Result<std::optional<WorkerLayout>> layout_for(const rdzv::Start& start, std::uint32_t node, std::uint32_t capacity) {
+  const auto seat = seat_of(start.group_nodes, start.group_workers, node);
+  if (!seat) return fail(seat.error());
+  if (!*seat) return std::optional<WorkerLayout>();
+  const GroupSeat& s = **seat;
+  if (s.workers > capacity)
+    return fail(std::to_string(s.workers) + " workers for a node that runs " + std::to_string(capacity));
+  return std::optional<WorkerLayout>(WorkerLayout{start.attempt, s.workers, s.rank_base, s.world_size, s.group_rank,
+                                                  s.groups, start.group_workers, start.master_addr,
+                                                  start.master_port});
+}
+
+namespace {
+
+// The worker's files: torch's @record writes its exception to
+// TORCHELASTIC_ERROR_FILE (the root cause points at it); with the hang watch
+// on, DDP_PROGRESS_FILE is its progress signal (ddp-train touches it every
+// step; a script in one line: pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()).
+void add_files(Environment& env, const AgentSpec& spec, const Attempt& attempt, std::uint32_t rank,
+               const RunFiles& files, std::vector<std::string>& warnings) {
+  const bool watched = spec.plan.hang_timeout_ms > 0;
+  if (auto ok = files.prepare(attempt.number, rank, watched); !ok) warnings.push_back(ok.error());
+  env.set("TORCHELASTIC_ERROR_FILE", files.error_file(attempt.number, rank));
+  if (!watched) return;
+  env.set("DDP_PROGRESS_FILE", files.progress_file(attempt.number, rank));
+  env.set_default("PYTHONFAULTHANDLER", "1");  // SIGABRT then prints every thread's stack
+}
+
+WorkerGroup::Launch launch_of(const AgentSpec& spec, const Attempt& attempt, std::uint32_t local,
+                              const RunFiles& files, const Environment& base, std::vector<std::string>& warnings) {
+  const NodePlan& plan = spec.plan;
+  WorkerGroup::Launch launch;
+  launch.env = worker_environment(base, plan, attempt.layout, local, attempt.ifname);
+  launch.env.unset("SLURM_DDP_SECRET");  // the agents', not the workers'
+  // Under Slurm, Slurm's task variables as if each worker were a task
+  // (DDP_KEEP_TASK_ENV=1: the node's one task's, PMI included).
+  if (!spec.standalone && base.get("DDP_KEEP_TASK_ENV") != "1")
+    apply_slurm_worker_view(launch.env, attempt.layout, local);
+  add_files(launch.env, spec, attempt, attempt.layout.rank_base + local, files, warnings);
+  if (local >= plan.placements.size()) return launch;
+  const auto& place = plan.placements[local];
+  if (spec.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);
+  if (place.cpus.empty()) return launch;
+  if (auto mask = cpu_mask(place.cpus))
+    launch.cpus = *mask;
+  else
+    warnings.push_back("worker " + std::to_string(local) + " left unbound: " + mask.error());
+  return launch;
+}
+
+}  // namespace
+
+std::vector<WorkerGroup::Launch> worker_launches(const AgentSpec& spec, const Attempt& attempt, const RunFiles& files,
+                                                 const Environment& base, std::vector<std::string>& warnings) {
+  std::vector<WorkerGroup::Launch> launches;
+  for (std::uint32_t local = 0; local < attempt.layout.nproc; ++local)
+    launches.push_back(launch_of(spec, attempt, local, files, base, warnings));
+  return launches;
+}
+
+}  // namespace ddp::agent

@@ -1,0 +1,41 @@
+// One attempt on this node, apart from the spec that never changes (spec.hpp):
+// its number, this node's seat in the layout START gave (ranks, MASTER_*), and
+// the interface that reaches its MASTER_ADDR; then how each worker of it
+// starts. A spare has no attempt until a START gives it a lost node's group.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ddp/base/environment.hpp"
+#include "ddp/base/result.hpp"
+#include "ddp/plan/worker_env.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
+#include "spec.hpp"
+#include "workers/run_files.hpp"
+#include "workers/worker_group.hpp"
+
+namespace ddp::agent {
+
+struct Attempt {
+  std::uint32_t number = 0;
+  WorkerLayout layout;
+  std::string ifname;  // the interface toward layout.master_addr; "" when unknown
+};
+
+// What START means for node `node`, which can run `capacity` workers: this
+// node's layout, nullopt for a spare (no workers this time), or an error when
+// the layout does not fit the node.
+Result<std::optional<WorkerLayout>> layout_for(const rdzv::Start& start, std::uint32_t node, std::uint32_t capacity);
+
+// How each worker of the attempt starts: its environment (the worker
+// contract, Slurm's task variables as if it were a task, its files), its GPU
+// and its CPUs. Its stdout and stderr are the caller's to add. A problem that
+// leaves a worker running anyway (unbound, without its files) goes to
+// `warnings`.
+std::vector<WorkerGroup::Launch> worker_launches(const AgentSpec& spec, const Attempt& attempt, const RunFiles& files,
+                                                 const Environment& base, std::vector<std::string>& warnings);
+
+}  // namespace ddp::agent

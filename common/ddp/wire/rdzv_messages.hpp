@@ -1,0 +1,167 @@
+// The rendezvous' messages between the agents and node 0's coordinator: one
+// struct per message, each with its to_message() and from_message() side by
+// side in rdzv_messages.cpp, on top of the line format and the authentication
+// of rdzv_protocol.hpp. from_message() is strict: a missing or malformed field
+// is an error naming the message and the field, and
+// from_message(m.to_message()) == m for every message that fits a line.
+//
+//   coordinator -> agent   CHALLENGE, WELCOME, REFUSED   the handshake
+//   agent -> coordinator   RESPONSE                      the handshake
+//   agent -> coordinator   JOIN, HB, FAIL, HANGING, STOPPED, FINISHED
+//   coordinator -> agent   HB, START, STOP, BYE, DONE
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ddp/base/result.hpp"
+#include "ddp/wire/failure.hpp"
+#include "ddp/wire/placement.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
+
+namespace ddp::rdzv {
+
+// The messages' version, set here and nowhere else; every node of a step must
+// run the same. The handshake keeps its form across versions, so that agents
+// of two releases can tell each other which they run: node 0 refuses another
+// version at RESPONSE, naming both (refusal_for_version).
+//   2: START names each group's node (--ddp-spares)
+//   3: JOIN's `workers` in the placements' one text form (placement.hpp)
+//   4: CHALLENGE and RESPONSE carry version and release, JOIN no longer;
+//      FAIL and DONE carry the failure as data (failure.hpp); ABORT is a DONE;
+//      START without `world` (the sum of `counts`)
+inline constexpr std::uint32_t kProtocolVersion = 4;
+
+// ---- the handshake (the same form in every version) ----------------------
+
+struct Challenge {  // coordinator -> agent, first thing on a connection
+  std::uint32_t version = kProtocolVersion;
+  std::string release;  // slurm-ddp's version, for the message when versions differ
+  std::string run;      // the run id the MACs bind
+  std::string nonce;    // the server nonce
+  Message to_message() const;
+  static Result<Challenge> from_message(const Message& m);
+  bool operator==(const Challenge&) const = default;
+};
+
+struct Response {  // agent -> coordinator: proves the step's secret for `node`
+  std::uint32_t node = 0;
+  std::string cnonce;
+  std::string mac;  // client_mac(secret, run, node, nonce, cnonce)
+  std::uint32_t version = kProtocolVersion;
+  std::string release;
+  Message to_message() const;
+  static Result<Response> from_message(const Message& m);
+  bool operator==(const Response&) const = default;
+};
+
+struct Welcome {  // coordinator -> agent: admitted, and the coordinator's own proof
+  std::string mac;  // server_mac(secret, run, node, nonce, cnonce)
+  Message to_message() const;
+  static Result<Welcome> from_message(const Message& m);
+  bool operator==(const Welcome&) const = default;
+};
+
+struct Refused {  // coordinator -> agent, then the connection closes
+  std::string reason;
+  Message to_message() const;
+  static Result<Refused> from_message(const Message& m);
+  bool operator==(const Refused&) const = default;
+};
+
+// The reason node 0 refuses a node of another version, and the root cause it
+// gives the job: one message naming both versions and the fix.
+std::string refusal_for_version(std::uint32_t node, const std::string& from, const Response& theirs);
+
+// ---- agent -> coordinator -------------------------------------------------
+
+struct Join {  // once welcomed: what this node brings
+  std::uint32_t nproc = 1;                // the workers it can run
+  std::vector<WorkerPlacement> workers;   // their placements (for node 0's --ddp-verbose summary)
+  std::string host;
+  std::string addr;                       // its address toward node 0
+  Message to_message() const;
+  static Result<Join> from_message(const Message& m);
+  bool operator==(const Join&) const = default;
+};
+
+struct Heartbeat {  // both ways, every second
+  Message to_message() const;
+  static Result<Heartbeat> from_message(const Message& m);
+  bool operator==(const Heartbeat&) const = default;
+};
+
+struct Fail {  // this node's first failure in an attempt
+  Failure failure;
+  Message to_message() const;
+  static Result<Fail> from_message(const Message& m);
+  bool operator==(const Fail&) const = default;
+};
+
+struct Hanging {  // the hang watch fired here; the report (a FAIL) follows with the stacks
+  std::uint32_t attempt = 0;
+  Message to_message() const;
+  static Result<Hanging> from_message(const Message& m);
+  bool operator==(const Hanging&) const = default;
+};
+
+struct Stopped {  // this node's workers of `attempt` are stopped
+  std::uint32_t attempt = 0;
+  std::string unhealthy;  // the site's HealthCheck failed here: what it said ("" = healthy or none)
+  Message to_message() const;
+  static Result<Stopped> from_message(const Message& m);
+  bool operator==(const Stopped&) const = default;
+};
+
+struct Finished {  // every worker of this node exited 0
+  std::uint32_t attempt = 0;
+  Message to_message() const;
+  static Result<Finished> from_message(const Message& m);
+  bool operator==(const Finished&) const = default;
+};
+
+// ---- coordinator -> agent -------------------------------------------------
+
+struct Start {  // run an attempt
+  std::uint32_t attempt = 0;
+  std::string master_addr;
+  std::uint16_t master_port = 0;
+  // By group rank (plan/roster.hpp): the node that runs each group, and its workers.
+  std::vector<std::uint32_t> group_nodes;
+  std::vector<std::uint32_t> group_workers;
+  Message to_message() const;
+  static Result<Start> from_message(const Message& m);
+  bool operator==(const Start&) const = default;
+};
+
+struct Stop {  // stop the workers of `attempt`; STOPPED answers
+  std::uint32_t attempt = 0;
+  Message to_message() const;
+  static Result<Stop> from_message(const Message& m);
+  bool operator==(const Stop&) const = default;
+};
+
+struct Bye {  // your workers finished (or your node is out): leave, the others go on
+  Message to_message() const;
+  static Result<Bye> from_message(const Message& m);
+  bool operator==(const Bye&) const = default;
+};
+
+struct Done {  // the job's verdict; the connection closes after it
+  Verdict verdict;
+  Message to_message() const;
+  static Result<Done> from_message(const Message& m);
+  bool operator==(const Done&) const = default;
+};
+
+// What an authenticated agent may send, and what the coordinator may order.
+using Report = std::variant<Join, Heartbeat, Fail, Hanging, Stopped, Finished>;
+using Order = std::variant<Heartbeat, Start, Stop, Bye, Done>;
+// By verb; an unknown verb, or one of the other direction, is an error.
+Result<Report> decode_report(const Message& m);
+Result<Order> decode_order(const Message& m);
+
+}  // namespace ddp::rdzv

@@ -1,0 +1,226 @@
+// The rendezvous messages (ddp/wire/rdzv_messages.hpp): every struct survives
+// its own line, reads strictly, and a failure (ddp/wire/failure.hpp) is worded
+// in one place, the same way wherever it is printed.
+#include <string>
+
+#include "ddp/wire/failure.hpp"
+#include "ddp/wire/rdzv_messages.hpp"
+#include "ddp/wire/rdzv_protocol.hpp"
+#include "suites.hpp"
+
+using namespace ddp;
+using namespace ddp::rdzv;
+
+namespace {
+
+// Through the wire: to_message, the line, decode, from_message.
+template <class T>
+T through_the_wire(const T& m) {
+  const auto line = encode(m.to_message());
+  ck_assert_msg(!line.empty(), "a %s that does not fit a line", m.to_message().verb.c_str());
+  const auto decoded = decode(line.substr(0, line.size() - 1));
+  ck_assert_msg(decoded.ok(), "%s", decoded.ok() ? "" : decoded.error().c_str());
+  const auto back = T::from_message(*decoded);
+  ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
+  return *back;
+}
+
+Failure worker_failure() {
+  Failure f;
+  f.attempt = 2;
+  f.node = 3;
+  f.host = "gpu017";
+  f.addr = "10.0.0.17";
+  f.rank = 13;
+  f.local_rank = 1;
+  f.time = "12:00:01";
+  f.exit_code = 137;
+  f.signal = 9;
+  f.stderr_tail = "Traceback (most recent call last):\n  oom = x * y\nMemoryError: 100% = full\n";
+  f.error_file = "/tmp/ddp-agent-1000-7/attempt_2/rank_13/error.json";
+  return f;
+}
+
+Failure hang_failure() {
+  Failure f = worker_failure();
+  f.kind = FailureKind::Hung;
+  f.signal = 0;
+  f.exit_code = 134;
+  f.hang = HangFacts{10000, 1700000000123, StalledIn::elsewhere, 41, false, {13, 12}, {14, 15}, true};
+  return f;
+}
+
+}  // namespace
+
+START_TEST(every_message_survives_its_own_line) {
+  const Challenge challenge{kProtocolVersion, "0.1.0", "4242.0", std::string(64, 'a')};
+  ck_assert(through_the_wire(challenge) == challenge);
+  const Response response{7, std::string(64, 'b'), std::string(64, 'c'), kProtocolVersion, "0.1.0"};
+  ck_assert(through_the_wire(response) == response);
+  ck_assert(through_the_wire(Welcome{std::string(64, 'd')}) == Welcome{std::string(64, 'd')});
+  ck_assert(through_the_wire(Refused{"node 1 has already joined"}) == Refused{"node 1 has already joined"});
+  const Join join{4, {{"0", "0000:18:00.0", "0-3", "mlx5_0"}, {"1", "0000:98:00.0", "32-35", ""}}, "gpu017",
+                  "10.0.0.17"};
+  ck_assert(through_the_wire(join) == join);
+  ck_assert(through_the_wire(Heartbeat{}) == Heartbeat{});
+  for (const auto& f : {worker_failure(), hang_failure()}) ck_assert(through_the_wire(Fail{f}) == Fail{f});
+  ck_assert(through_the_wire(Hanging{3}) == Hanging{3});
+  ck_assert(through_the_wire(Stopped{3, ""}) == (Stopped{3, ""}));
+  ck_assert(through_the_wire(Stopped{3, "its HealthCheck failed"}) == (Stopped{3, "its HealthCheck failed"}));
+  ck_assert(through_the_wire(Finished{5}) == Finished{5});
+  const Start start{1, "10.0.0.1", 29501, {0, 1, 2, 5}, {8, 8, 8, 4}};
+  ck_assert(through_the_wire(start) == start);
+  ck_assert(through_the_wire(Stop{4}) == Stop{4});
+  ck_assert(through_the_wire(Bye{}) == Bye{});
+}
+END_TEST
+
+START_TEST(done_carries_the_whole_root_cause) {
+  ck_assert(through_the_wire(Done{}) == Done{});
+  CK_STR_EQ(encode(Done{}.to_message()), "DONE\n");  // success: nothing to say
+  RootCause cause;
+  cause.failure = hang_failure();
+  cause.attempts = 3;
+  cause.also_stalled = {{0, {0, 1, 2, 3}}, {5, {40}}};
+  cause.related = worker_failure();
+  cause.restarts_exhausted = 2;
+  cause.left = {"2 (n2, 10.0.0.2)", "4 (weird;host, ?)"};
+  const Done done{Verdict{cause}};
+  const auto back = through_the_wire(done);
+  ck_assert(back == done);
+  ck_assert_int_eq(back.verdict.exit_code(), 134);
+}
+END_TEST
+
+START_TEST(messages_read_strictly) {
+  const auto error = [](const std::string& line, auto read) {
+    const auto m = decode(line);
+    ck_assert_msg(m.ok(), "%s", line.c_str());
+    const auto r = read(*m);
+    ck_assert_msg(!r.ok(), "'%s' was accepted", line.c_str());
+    return r.error();
+  };
+  CK_CONTAINS(error("JOIN nproc=2 host=h", Join::from_message), "JOIN: the field 'addr' is missing");
+  CK_CONTAINS(error("JOIN nproc=0 host=h addr=a workers=", Join::from_message), "JOIN nproc");
+  CK_CONTAINS(error("JOIN nproc=1 host=h addr=a workers=0%7Cx%7C0-3", Join::from_message), "is not GPU|BUS_ID|CPUS|NIC");
+  CK_CONTAINS(error("START attempt=0 master_addr=a master_port=1 groups=0,1 counts=2", Start::from_message),
+              "START names 2 group(s) but gives 1 worker count(s)");
+  CK_CONTAINS(error("START attempt=0 master_addr= master_port=1 groups=0 counts=2", Start::from_message),
+              "master_addr is empty");
+  CK_CONTAINS(error("FAIL kind=exploded attempt=0 node=0 code=1", Fail::from_message), "unknown failure kind");
+  CK_CONTAINS(error("FAIL kind=worker_exited attempt=0 node=0 code=300", Fail::from_message), "FAIL code");
+  CK_CONTAINS(error("DONE kind=setup attempt=0 node=0 code=1 attempts=1 related=GARBAGE", Done::from_message),
+              "DONE related");
+  CK_CONTAINS(error("STOP", Stop::from_message), "STOP: the field 'attempt' is missing");
+  CK_CONTAINS(error("STOP attempt=1", Start::from_message), "expected START, got STOP");
+  // By verb: each direction has its own.
+  ck_assert(decode_report(*decode("HB")).ok() && decode_order(*decode("HB")).ok());
+  CK_CONTAINS(decode_report(*decode("STOP attempt=1")).error(), "an agent does not send STOP");
+  CK_CONTAINS(decode_order(*decode("JOIN nproc=1 host=h addr=a workers=")).error(),
+              "the coordinator does not send JOIN");
+  ck_assert(std::holds_alternative<Join>(*decode_report(*decode("JOIN nproc=1 host=h addr=a workers="))));
+}
+END_TEST
+
+// A stderr tail of any bytes: FAIL and DONE shorten it, keeping its newest
+// part, until the line fits; nothing else is given up.
+START_TEST(a_long_tail_is_shortened_to_fit_one_line) {
+  Failure f = worker_failure();
+  f.stderr_tail = std::string(6000, '\x01') + "the last line\n";  // percent-encoded: three bytes each
+  const auto line = encode(Fail{f}.to_message());
+  ck_assert(!line.empty() && line.size() <= kMaxLineBytes + 1);
+  const auto back = Fail::from_message(*decode(line.substr(0, line.size() - 1)));
+  ck_assert(back.ok());
+  ck_assert(back->failure.stderr_tail.starts_with("..."));
+  ck_assert(back->failure.stderr_tail.ends_with("the last line\n"));
+  CK_STR_EQ(back->failure.error_file, f.error_file);
+}
+END_TEST
+
+// The node 0 that refuses another release says so naming both.
+START_TEST(a_version_refusal_names_both_versions) {
+  const Response old{2, "", "", kProtocolVersion - 1, "0.0.9"};
+  const auto why = refusal_for_version(2, "from 10.0.0.2", old);
+  CK_CONTAINS(why, "node 2 (from 10.0.0.2) runs slurm-ddp 0.0.9 (rendezvous protocol " +
+                       std::to_string(kProtocolVersion - 1) + ") but node 0 runs slurm-ddp ");
+  CK_CONTAINS(why, "(protocol " + std::to_string(kProtocolVersion) + "): install the same slurm-ddp release");
+}
+END_TEST
+
+// The words the user reads, one case per kind (the integration tests grep
+// these: fail_fast, hang, restarts, node_loss).
+START_TEST(each_kind_of_failure_is_worded_once) {
+  RootCause cause;
+  cause.failure = worker_failure();
+  cause.attempts = 3;
+  CK_STR_EQ(describe(cause),
+            "worker rank 13 (local rank 1) on node 3 (gpu017) was killed by SIGKILL at 12:00:01 in attempt 2 of 3; "
+            "last lines of its stderr:\n  | Traceback (most recent call last):\n  |   oom = x * y\n"
+            "  | MemoryError: 100% = full\n  details: /tmp/ddp-agent-1000-7/attempt_2/rank_13/error.json");
+  cause.failure.signal = 0;
+  cause.failure.exit_code = 3;
+  cause.failure.attempt = 0;
+  CK_STR_EQ(first_line(cause.failure, 3), "worker rank 13 (local rank 1) on node 3 (gpu017) exited with code 3 at "
+                                          "12:00:01");
+  CK_STR_EQ(what_happened(cause.failure), "exited with code 3");
+
+  cause.failure = hang_failure();
+  cause.failure.attempt = 0;
+  cause.also_stalled = {{0, {0, 1}}, {5, {40}}};
+  const auto hang = describe(cause);
+  CK_CONTAINS(hang, "worker rank 13 (local rank 1) on node 3 (gpu017) hung: no progress for 10 s (--ddp-hang-timeout; "
+                    "its stack is outside any collective, where the others wait); stalled on node 3: ranks 13,12, "
+                    "still progressing: 14,15; SIGABRT sent for the stalled ranks' stacks (PYTHONFAULTHANDLER); it "
+                    "survived SIGABRT at 12:00:01; last lines of its stderr:");
+  ck_assert(hang.ends_with("\n  stalled as well (they waited for it): node 0: ranks 0,1; node 5: ranks 40"));
+
+  Failure lost;
+  lost.kind = FailureKind::NodeLost;
+  lost.attempt = 1;
+  lost.node = 2;
+  lost.host = "n2";
+  lost.addr = "10.0.0.2";
+  lost.detail = "no heartbeat for 5 s (node down or network cut?)";
+  lost.consequence = "spare node 3 (n3, 10.0.0.3) takes over group 2 (4 worker(s)) from node 2; 0 spare(s) left";
+  RootCause loss{lost, 2, {}, worker_failure(), 1, {"1 (n1, 10.0.0.1)"}};
+  loss.related->stderr_tail.clear();
+  CK_STR_EQ(describe(loss),
+            "node 2 (n2, 10.0.0.2) was lost: no heartbeat for 5 s (node down or network cut?) (attempt 1); spare "
+            "node 3 (n3, 10.0.0.3) takes over group 2 (4 worker(s)) from node 2; 0 spare(s) left\n  (before the loss "
+            "was noticed: worker rank 13 (local rank 1) on node 3 (gpu017) was killed by SIGKILL at 12:00:01 in "
+            "attempt 2 of 2); no restart left to go on (--ddp-restarts=1); node 1 (n1, 10.0.0.1) had finished and "
+            "left, so the run cannot restart");
+  lost.at_rendezvous = true;
+  lost.consequence.clear();
+  CK_STR_EQ(first_line(lost, 1), "rendezvous failed: node 2 (n2, 10.0.0.2) was lost: no heartbeat for 5 s (node "
+                                 "down or network cut?)");
+  lost.at_rendezvous = false;
+  lost.kind = FailureKind::NodeUnhealthy;
+  lost.node = 0;
+  lost.detail = "its HealthCheck /x failed: ECC";
+  lost.consequence = "node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)";
+  CK_STR_EQ(first_line(lost, 1), "node 0 (n2, 10.0.0.2) is unhealthy, taken out of the step: its HealthCheck /x "
+                                 "failed: ECC; node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)");
+
+  Failure setup;
+  setup.kind = FailureKind::Setup;
+  setup.detail = "rendezvous timed out after 60 s: 1 node(s) did not arrive: 3 (1 of 2 arrived)";
+  RootCause setup_cause;
+  setup_cause.failure = setup;
+  CK_STR_EQ(describe(setup_cause), setup.detail);
+  Failure start = worker_failure();
+  start.kind = FailureKind::StartFailed;
+  start.detail = "cannot start worker 0: fork(): Resource temporarily unavailable";
+  CK_CONTAINS(first_line(start, 1), "on node 3 (gpu017) could not be started: cannot start worker 0: fork()");
+  for (const auto kind : {FailureKind::WorkerExited, FailureKind::StartFailed, FailureKind::Hung,
+                          FailureKind::HangUnreported, FailureKind::NodeLost, FailureKind::NodeUnhealthy,
+                          FailureKind::Setup})
+    ck_assert(kind_from_name(kind_name(kind)) == kind);
+}
+END_TEST
+
+Suite* rdzv_messages_suite() {
+  return make_suite("rdzv_messages", {every_message_survives_its_own_line, done_carries_the_whole_root_cause,
+                                      messages_read_strictly, a_long_tail_is_shortened_to_fit_one_line,
+                                      a_version_refusal_names_both_versions, each_kind_of_failure_is_worded_once});
+}
