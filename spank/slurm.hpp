@@ -1,6 +1,8 @@
 // Slurm's C headers, for C++, and the one place where the plugin meets the
 // differences between the Slurm releases it builds for (22.05 to 26.05; CI
-// compiles the plugin against the headers of each, tests/slurm-headers/).
+// builds it against Debian's 22.05, 24.11 and 26.05, and
+// tests/slurm-releases/check.sh compiles it against SchedMD's tag of each
+// release line by hand: doc/admin.md, "Slurm releases").
 //
 // spank.h declares the slurm_spank_* callbacks outside its extern "C" block, so
 // C++ would mangle our definitions and Slurm would never find them: include it
