@@ -26,6 +26,7 @@
 #include "ddp/plan/ports.hpp"
 #include "ddp/plan/roster.hpp"
 #include "ddp/plan/worker_env.hpp"
+#include "ddp/wire/progress_file.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 #include "hang_watch.hpp"
@@ -245,9 +246,7 @@ Status Agent::start_workers() {
       // The worker's progress signal: a file it touches (ddp-train every step;
       // a script in one line: pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()).
       const auto progress = progress_file(local);
-      if (FILE* f = std::fopen(progress.c_str(), "w")) std::fclose(f);
-      const timespec never[2] = {{0, 0}, {0, 0}};  // the epoch: not touched yet (hang_watch.hpp)
-      ::utimensat(AT_FDCWD, progress.c_str(), never, 0);
+      (void)create_progress_file(progress);  // a file that cannot be made reads as never touched
       launch.env.set("DDP_PROGRESS_FILE", progress);
       launch.env.set_default("PYTHONFAULTHANDLER", "1");  // SIGABRT then prints every thread's stack
     }

@@ -27,15 +27,11 @@
 #include <string>
 #include <vector>
 
+#include "ddp/wire/progress_file.hpp"
+
 namespace ddp::agent {
 
 using WallClock = std::chrono::system_clock;
-
-// A worker's progress file: its time, and the step number written in it, if any.
-struct Progress {
-  WallClock::time_point last;  // the epoch: never touched
-  std::optional<std::uint64_t> step;
-};
 
 struct Hang {
   struct Rank {
@@ -87,9 +83,6 @@ std::string describe_hang(const Hang& hang, std::size_t culprit, StalledIn where
 // "2,3" (global ranks), or "none".
 std::string rank_list(const std::vector<std::uint32_t>& locals, std::uint32_t rank_base);
 std::string rank_list(const std::vector<Hang::Rank>& ranks, std::uint32_t rank_base);
-
-// The file's time and step number; nullopt if it does not exist.
-std::optional<Progress> read_progress(const std::string& path);
 
 // Who is more suspect of two stalled ranks: one that never signalled over one
 // that did, the one behind when both wrote their step, else the one silent

@@ -1,6 +1,5 @@
 #include "train/trainer.hpp"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 #include <optional>
 
 #include "data/sampler.hpp"
+#include "ddp/wire/progress_file.hpp"
 #include "model/model.hpp"
 #include "train/metrics.hpp"
 #include "train/ops_memory.hpp"
@@ -33,6 +33,11 @@ volatile std::sig_atomic_t g_preempt_requested = 0;
 extern "C" void on_sigusr1(int) { g_preempt_requested = 1; }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
 
 std::string fmt_rate(double v) {
   char buf[32];
@@ -59,31 +64,6 @@ void inject_faults(const TrainOptions& o, const WorkerIdentity& id, long long gl
     for (;;) ::pause();
   }
 }
-
-// --ddp-hang-timeout (the agent's hang watch): DDP_PROGRESS_FILE's time is
-// this rank's last progress, and the step number written in it tells the
-// agent which rank is behind when every rank has stalled (file times are too
-// coarse for fast steps). One pwrite per step, fixed width.
-class ProgressFile {
- public:
-  ProgressFile() {
-    if (const char* path = std::getenv("DDP_PROGRESS_FILE")) fd_ = ::open(path, O_WRONLY | O_CLOEXEC);
-  }
-  ~ProgressFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ProgressFile(const ProgressFile&) = delete;
-  ProgressFile& operator=(const ProgressFile&) = delete;
-  void mark(long long step) const {
-    if (fd_ < 0) return;
-    char text[22];
-    const int n = std::snprintf(text, sizeof text, "%-20lld\n", step);
-    if (::pwrite(fd_, text, std::size_t(n), 0) < 0) return;  // the watch then names us: nothing better to do
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // The start-up log: the model, the ranks, the data and the buckets.
 void log_start(const TrainOptions& o, const RunPlan& plan, const DataSplits& data, const Backend& b, int world) {
@@ -213,7 +193,7 @@ class Trainer {
   const OpsArray<int> adam_count_;
   StepProgram program_;
   StepReadback readback_;
-  const ProgressFile progress_;
+  const ProgressWriter progress_;  // DDP_PROGRESS_FILE, for the agent's hang watch
   int snapshots_written_ = 0;
   bool stop_ = false;  // SIGUSR1 with --on-preempt exit: stop after the snapshot
   double train_seconds_ = 0;
@@ -251,7 +231,8 @@ Trainer::Trainer(const TrainOptions& o, const WorkerIdentity& id, const RunPlan&
                               optim.b.get(), adam_count_.get()},
                StepProgram::Shape{plan.micro, o.accum_steps, 1.0f / float(world_),  // pre-divide, then SUM
                                   o.cuda_graph}),
-      readback_(ops_, program_.control_slots()) {
+      readback_(ops_, program_.control_slots()),
+      progress_(env_or_empty("DDP_PROGRESS_FILE")) {
   if (resumed_ && start_.epoch >= o.epochs)
     spdlog::info("the snapshot is from the end of training ({} of {} epochs): nothing left to train; "
                  "use another --snapshot-dir or more --epochs to train further", start_.epoch, o.epochs);
@@ -297,7 +278,7 @@ Status Trainer::train_step(int epoch, std::size_t step, EpochTally& tally) {
   inject_faults(o_, id_, global_step_);
   // Progress is starting a step: a rank that never starts the step the
   // others wait in is behind them (ddp-train has no stack for the agent).
-  progress_.mark(global_step_);
+  progress_.mark(std::uint64_t(global_step_));
   const std::size_t begin = step * std::size_t(plan_.micro) * o_.accum_steps;
   const std::size_t step_rows = std::min(per_rank_ - begin, std::size_t(plan_.micro) * o_.accum_steps);
   // A SIGUSR1 is sent with the next step, once: every rank learns of it
