@@ -1,7 +1,7 @@
-// Resuming from a snapshot: where training stands (ResumePoint), read
-// strictly from a snapshot's metadata, and carried from rank 0 to the other
-// ranks through the bootstrap store. Rank 0 reads the newest complete
-// snapshot; the state itself follows in the trainer's broadcast.
+// Resuming from a snapshot: rank 0 reads the newest complete snapshot, and
+// where training stands (ResumePoint, from its metadata: snapshot_meta.hpp)
+// goes from rank 0 to the other ranks through the bootstrap store; the state
+// itself follows in the trainer's broadcast.
 #pragma once
 
 #include <chrono>
@@ -14,22 +14,9 @@
 #include "model/ops.hpp"
 #include "train/options.hpp"
 #include "train/setup.hpp"
-#include "train/snapshot.hpp"
+#include "train/snapshot_meta.hpp"
 
 namespace ddp::train {
-
-struct ResumePoint {
-  int epoch = 0;                // the epoch to go on with (0-based)
-  long long step_in_epoch = 0;  // its first step still to run
-  long long global_step = 0;    // optimizer steps taken so far
-  int adam_step = 0;            // the host's copy of Adam's step count
-  bool operator==(const ResumePoint&) const = default;
-};
-
-// The fields epoch, step_in_epoch, global_step and adam_step of `snapshot`
-// (read from `path`), each a whole number in its type's range. Errors name the
-// file, the field and the fix.
-Result<ResumePoint> read_resume_point(const Snapshot& snapshot, const std::string& path);
 
 // The store's copy, between ranks of one run: nothing (no snapshot), or the
 // four numbers as little-endian 64-bit integers.

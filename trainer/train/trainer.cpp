@@ -19,6 +19,7 @@
 #include "train/resume.hpp"
 #include "train/setup.hpp"
 #include "train/snapshot.hpp"
+#include "train/snapshot_meta.hpp"
 #include "train/step.hpp"
 
 namespace ddp::train {
@@ -387,23 +388,16 @@ Status Trainer::report_final() {
 // The run's state as a snapshot that resumes at (next_epoch, next_step_in_epoch).
 Snapshot Trainer::snapshot_of(int next_epoch, long long next_step_in_epoch) {
   Snapshot snap;
-  snap.meta = {{"format", "1"},
-               {"model", plan_.spec.describe()},
-               {"optimizer", plan_.optimizer},
-               {"lr", std::to_string(plan_.lr)},
-               {"batch_size", std::to_string(o_.batch_size)},
-               {"accum_steps", std::to_string(o_.accum_steps)},
-               {"world_size", std::to_string(world_)},
-               {"epoch", std::to_string(next_epoch)},
-               {"step_in_epoch", std::to_string(next_step_in_epoch)},
-               {"global_step", std::to_string(global_step_)},
-               {"adam_step", std::to_string(adam_step_)},
-               // The sampler's generator is reseeded with seed + epoch every
-               // epoch and nothing else draws random numbers after the
-               // initialisation, so seed and position are the whole RNG state.
-               {"sampler_seed", std::to_string(o_.seed)},
-               {"shuffle", o_.shuffle ? "1" : "0"},
-               {"data", data_.train.origin}};
+  snap.meta = to_meta(SnapshotMeta{.model = plan_.spec.describe(),
+                                   .optimizer = plan_.optimizer,
+                                   .lr = plan_.lr,
+                                   .batch_size = o_.batch_size,
+                                   .accum_steps = o_.accum_steps,
+                                   .world_size = world_,
+                                   .position = {next_epoch, next_step_in_epoch, global_step_, adam_step_},
+                                   .sampler_seed = o_.seed,
+                                   .shuffle = o_.shuffle,
+                                   .data = data_.train.origin});
   const std::size_t n = plan_.layout.parameters;
   for (const float* buffer : {static_cast<const float*>(model_.parameters()), static_cast<const float*>(optim_.a.get()),
                               static_cast<const float*>(optim_.b.get())}) {
