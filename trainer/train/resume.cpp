@@ -88,4 +88,24 @@ Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lea
   return decode_resume_point(*bytes);
 }
 
+Result<std::optional<ResumePoint>> start_from_rank_0(const TrainOptions& o, const WorkerIdentity& id,
+                                                     const RunPlan& plan, Session* session, Backend& b,
+                                                     const TrainState& state) {
+  std::optional<ResumePoint> point;
+  if (id.rank == 0 && !o.snapshot_dir.empty() && o.resume) {
+    auto restored = restore_newest_snapshot(o, plan, id.world_size, *b.ops, state);
+    if (!restored) return restored;
+    point = *restored;
+  }
+  if (session) {
+    auto shared = share_resume_point(*session, id.rank == 0, point, std::chrono::seconds(o.bootstrap_timeout_s));
+    if (!shared) return shared;
+    point = *shared;
+  }
+  for (float* buffer : {state.parameters, state.optimizer_a, state.optimizer_b})
+    if (buffer)
+      if (auto st = b.comm->broadcast(buffer, plan.layout.parameters, 0); !st) return fail(st.error());
+  return point;
+}
+
 }  // namespace ddp::train

@@ -1,7 +1,8 @@
 // Resuming from a snapshot: rank 0 reads the newest complete snapshot, and
 // where training stands (ResumePoint, from its metadata: snapshot_meta.hpp)
 // goes from rank 0 to the other ranks through the bootstrap store; the state
-// itself follows in the trainer's broadcast.
+// itself follows in a broadcast from rank 0 (start_from_rank_0, which every
+// run goes through, resumed or not).
 #pragma once
 
 #include <chrono>
@@ -40,5 +41,13 @@ Result<std::optional<ResumePoint>> restore_newest_snapshot(const TrainOptions& o
 Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lead,
                                                       const std::optional<ResumePoint>& mine,
                                                       std::chrono::seconds timeout);
+
+// DDP's start, on every rank: rank 0 restores the newest snapshot (with
+// --snapshot-dir, unless --no-resume), every rank learns its resume point,
+// and every rank takes rank 0's parameters and optimizer state. Nothing:
+// training starts from scratch. `session` null: a process on its own.
+Result<std::optional<ResumePoint>> start_from_rank_0(const TrainOptions& o, const WorkerIdentity& id,
+                                                     const RunPlan& plan, Session* session, Backend& b,
+                                                     const TrainState& state);
 
 }  // namespace ddp::train

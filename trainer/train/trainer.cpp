@@ -76,29 +76,8 @@ void log_start(const TrainOptions& o, const RunPlan& plan, const DataSplits& dat
   spdlog::debug("{}", describe_buckets(plan.layout));
 }
 
-// Rank 0 restores the newest snapshot (if resuming), every rank learns its
-// resume point, and every rank takes rank 0's parameters and optimizer state:
-// DDP's start. Nothing: training starts from scratch.
-Result<std::optional<ResumePoint>> resume(const TrainOptions& o, const WorkerIdentity& id, const RunPlan& plan,
-                                          Session* session, Backend& b, const TrainState& state) {
-  std::optional<ResumePoint> point;
-  if (id.rank == 0 && !o.snapshot_dir.empty() && o.resume) {
-    auto restored = restore_newest_snapshot(o, plan, id.world_size, *b.ops, state);
-    if (!restored) return restored;
-    point = *restored;
-  }
-  if (session) {
-    auto shared = share_resume_point(*session, id.rank == 0, point, std::chrono::seconds(o.bootstrap_timeout_s));
-    if (!shared) return shared;
-    point = *shared;
-  }
-  for (float* buffer : {state.parameters, state.optimizer_a, state.optimizer_b})
-    if (buffer)
-      if (auto st = b.comm->broadcast(buffer, plan.layout.parameters, 0); !st) return fail(st.error());
-  return point;
-}
-
-// PyTorch's initialisation from --seed; resume() then gives every rank rank 0's.
+// PyTorch's initialisation from --seed; start_from_rank_0() then gives every
+// rank rank 0's.
 void upload_initial_parameters(Ops& ops, Model& model, const RunPlan& plan, std::uint64_t seed) {
   const std::vector<float> init = initial_parameters(plan.spec, plan.layout, seed);
   ops.upload(model.parameters(), init.data(), plan.layout.parameters);
@@ -468,7 +447,7 @@ int run_training(const TrainOptions& o) {
                                                        plan.layout.parameters, plan.optimizer == "adam");
   upload_initial_parameters(*backend.ops, model, plan, o.seed);
   const TrainState state{model.parameters(), optim.a.get(), optim.b.get()};
-  auto start = resume(o, id, plan, session ? &*session : nullptr, backend, state);
+  auto start = start_from_rank_0(o, id, plan, session ? &*session : nullptr, backend, state);
   if (!start) return die(start.error());
 
   Trainer trainer(o, id, plan, *data, backend, model, optim, *start);
