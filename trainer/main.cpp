@@ -53,7 +53,7 @@ void add_backend_options(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_flag("--cuda-graph", o.cuda_graph,
                "cuda: capture the training step into a CUDA graph once and replay it every step "
-               "(fewer kernel launches; not yet run on a GPU, see tests/gpu/README.md)");
+               "(fewer kernel launches: faster on one GPU, unmeasured on several; see tests/gpu/README.md)");
   app.add_option("--nccl-ops", o.nccl_ops,
                  "cuda: how collectives are issued: blocking (a blocking communicator split off the "
                  "non-blocking one NCCL starts with) or nonblocking (that one, polled)")

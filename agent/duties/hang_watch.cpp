@@ -1,11 +1,7 @@
 #include "duties/hang_watch.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <string_view>
 
 #include "ddp/base/parse.hpp"
 
@@ -94,26 +90,6 @@ std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds
          " watched nothing: no worker touched its DDP_PROGRESS_FILE (the watch starts at a worker's first "
          "touch); ddp-train touches it every step, a script adds one line to its step: "
          "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()";
-}
-
-std::optional<Progress> read_progress(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  Progress p;
-  p.last = WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
-      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
-  // A step number: decimal digits, then blanks or a newline; anything else
-  // (an empty file, text) is no step.
-  char text[32] = {};
-  if (FILE* f = std::fopen(path.c_str(), "r")) {
-    const std::size_t n = std::fread(text, 1, sizeof text - 1, f);
-    std::fclose(f);
-    std::string_view v(text, n);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\n')) v.remove_suffix(1);
-    if (!v.empty() && v.size() <= 19 && v.find_first_not_of("0123456789") == std::string_view::npos)
-      p.step = std::stoull(std::string(v));
-  }
-  return p;
 }
 
 std::uint64_t epoch_ms(WallClock::time_point t) {

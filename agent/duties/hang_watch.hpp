@@ -28,16 +28,11 @@
 #include <vector>
 
 #include "ddp/wire/failure.hpp"
+#include "ddp/wire/progress_file.hpp"
 
 namespace ddp::agent {
 
 using WallClock = std::chrono::system_clock;
-
-// A worker's progress file: its time, and the step number written in it, if any.
-struct Progress {
-  WallClock::time_point last;  // the epoch: never touched
-  std::optional<std::uint64_t> step;
-};
 
 struct Hang {
   struct Rank {
@@ -86,9 +81,6 @@ HangFacts hang_facts(const Hang& hang, std::size_t culprit, StalledIn where, std
 
 // The stalled ranks as global ranks, in order of suspicion.
 std::vector<std::uint32_t> stalled_ranks(const Hang& hang, std::uint32_t rank_base);
-
-// The file's time and step number; nullopt if it does not exist.
-std::optional<Progress> read_progress(const std::string& path);
 
 // Who is more suspect of two stalled ranks: one that never signalled over one
 // that did, the one behind when both wrote their step, else the one silent

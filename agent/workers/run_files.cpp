@@ -1,14 +1,11 @@
 #include "workers/run_files.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
+
+#include "ddp/wire/progress_file.hpp"
 
 namespace ddp::agent {
 
@@ -35,12 +32,7 @@ Status RunFiles::prepare(std::uint32_t attempt, std::uint32_t rank, bool progres
   std::filesystem::create_directories(rank_dir(attempt, rank), ec);
   if (ec) return fail("cannot create " + rank_dir(attempt, rank) + ": " + ec.message());
   if (!progress) return Ok{};
-  const auto path = progress_file(attempt, rank);
-  if (FILE* f = std::fopen(path.c_str(), "w")) std::fclose(f);
-  const timespec never[2] = {{0, 0}, {0, 0}};  // the epoch: not touched yet (duties/hang_watch.hpp)
-  if (::utimensat(AT_FDCWD, path.c_str(), never, 0) != 0)
-    return fail("cannot create " + path + ": " + std::strerror(errno));
-  return Ok{};
+  return create_progress_file(progress_file(attempt, rank));
 }
 
 void RunFiles::remove_all() const {

@@ -4,7 +4,7 @@
 //                                writes the worker's exception there, and the
 //                                root cause points at it
 //   attempt_A/rank_R/progress    DDP_PROGRESS_FILE: the hang watch's progress
-//                                signal (wire/progress_file.hpp)
+//                                signal (ddp/wire/progress_file.hpp)
 // Kept after a failure, removed when the run ends well.
 #pragma once
 

@@ -35,6 +35,7 @@ Suite* trainer_dist_suite();
 Suite* trainer_resume_suite();
 Suite* rdzv_protocol_suite();
 Suite* rdzv_messages_suite();
+Suite* progress_file_suite();
 Suite* output_suite();
 Suite* roster_suite();
 

@@ -155,7 +155,7 @@ START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
   using namespace std::chrono;
   const agent::WallClock::time_point t0{seconds(1000)};
   const auto at = [&](int s, std::optional<std::uint64_t> step = std::nullopt) {
-    return std::optional(agent::Progress{t0 + seconds(s), step});
+    return std::optional(Progress{t0 + seconds(s), step});
   };
   const auto hang = agent::find_hang({at(5), at(1), std::nullopt, at(3), at(9)}, t0, t0 + seconds(10), seconds(4));
   ck_assert(hang.has_value());
@@ -168,7 +168,7 @@ START_TEST(find_hang_orders_the_stalled_ranks_by_silence) {
   ck_assert(early && !early->stalled[0].never && early->stalled[0].last == t0 + seconds(5));
   // A rank that never touched is no hang by itself (the watch starts at its
   // first touch), but once another is, it is stalled too, and the stalest.
-  const std::optional<agent::Progress> never = agent::Progress{};
+  const std::optional<Progress> never = Progress{};
   ck_assert(!agent::find_hang({never, never}, t0 + seconds(5), t0 + seconds(20), seconds(4)));
   const auto with = agent::find_hang({at(7), never}, t0 + seconds(5), t0 + seconds(20), seconds(4));
   ck_assert(with && with->stalled.size() == 2 && with->stalled[0].local == 1 && with->stalled[0].never);
@@ -188,9 +188,9 @@ START_TEST(read_progress_takes_a_step_number_or_none) {
   const auto dir = scratch();
   const auto write = [&](const std::string& text) {
     std::ofstream(dir + "/p", std::ios::trunc) << text;
-    return agent::read_progress(dir + "/p");
+    return read_progress(dir + "/p");
   };
-  ck_assert(!agent::read_progress(dir + "/missing"));
+  ck_assert(!read_progress(dir + "/missing"));
   ck_assert(write("")->last != agent::WallClock::time_point{} && !write("")->step);
   ck_assert_int_eq(*write("1234\n")->step, 1234);
   ck_assert_int_eq(*write("7                   \n")->step, 7);  // ddp-train's fixed width

@@ -202,7 +202,7 @@ START_TEST(snapshot_round_trip_and_damage) {
   const auto bytes = encode_snapshot(s);
   auto back = decode_snapshot(bytes, "f");
   ck_assert(back.ok());
-  CK_STR_EQ(back->get("global_step"), "42");
+  ck_assert(back->meta == s.meta);
   ck_assert(back->blobs == s.blobs);
   // Truncated anywhere: refused, naming how much is there.
   for (std::size_t keep : {std::size_t(0), std::size_t(10), bytes.size() / 2, bytes.size() - 1}) {
@@ -225,7 +225,7 @@ START_TEST(newest_valid_snapshot_wins_and_pruning_keeps_k) {
   ck_assert_int_eq(::truncate(newest.c_str(), 20), 0);
   auto scan = find_newest_snapshot(dir);
   ck_assert(scan.ok() && scan->newest);
-  CK_STR_EQ(scan->newest->snapshot.get("global_step"), "20");
+  CK_STR_EQ(scan->newest->snapshot.meta.at("global_step"), "20");
   ck_assert_uint_eq(scan->warnings.size(), 1);
   CK_CONTAINS(scan->warnings[0], snapshot_file_name(30));
   CK_CONTAINS(scan->warnings[0], "truncated");

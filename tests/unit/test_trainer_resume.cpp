@@ -1,9 +1,11 @@
-// Where a resumed run starts: the four numbers read strictly from a
-// snapshot's metadata (every error names the file, the field and the fix),
-// and their copy in the bootstrap store that rank 0 sends the other ranks.
+// Where a resumed run starts: a snapshot's metadata written and read back
+// strictly (every error names the file, the field and the fix), and the
+// resume point's copy in the bootstrap store that rank 0 sends the other
+// ranks.
 #include <string>
 
 #include "train/resume.hpp"
+#include "train/snapshot_meta.hpp"
 // Last: check.h defines a macro `fail`, which ddp/result.hpp declares as a function.
 #include "suites.hpp"
 
@@ -13,36 +15,63 @@ namespace {
 
 const std::string kPath = "/snaps/snapshot-000000000035.ddps";
 
-Snapshot snapshot_at(const std::string& epoch, const std::string& step_in_epoch, const std::string& global_step,
-                     const std::string& adam_step) {
-  Snapshot s;
-  s.meta = {{"format", "1"},           {"model", "mlp 784-256-128-10 (cross-entropy)"},
-            {"epoch", epoch},          {"step_in_epoch", step_in_epoch},
-            {"global_step", global_step}, {"adam_step", adam_step}};
-  return s;
+SnapshotMeta sample_meta() {
+  return SnapshotMeta{.model = "mlp 784-256-128-10 (cross-entropy)",
+                      .optimizer = "sgd",
+                      .lr = 0.05f,
+                      .batch_size = 128,
+                      .accum_steps = 2,
+                      .world_size = 4,
+                      .position = {2, 3, 35, 35},
+                      .sampler_seed = 18446744073709551615ULL,
+                      .shuffle = false,
+                      .data = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"};
+}
+
+// A valid snapshot's metadata with the resume point's four fields as given.
+std::map<std::string, std::string> meta_at(const std::string& epoch, const std::string& step_in_epoch,
+                                           const std::string& global_step, const std::string& adam_step) {
+  auto meta = to_meta(sample_meta());
+  meta["epoch"] = epoch;
+  meta["step_in_epoch"] = step_in_epoch;
+  meta["global_step"] = global_step;
+  meta["adam_step"] = adam_step;
+  return meta;
 }
 
 }  // namespace
 
-START_TEST(resume_point_reads_every_field) {
-  auto p = read_resume_point(snapshot_at("2", "3", "35", "35"), kPath);
-  ck_assert_msg(p.ok(), "%s", p.ok() ? "" : p.error().c_str());
-  ck_assert(*p == (ResumePoint{2, 3, 35, 35}));
-  auto big = read_resume_point(snapshot_at("2147483646", "9223372036854775807", "9223372036854775807", "2147483647"),
-                               kPath);
-  ck_assert(big.ok());
-  ck_assert_int_eq(big->epoch, 2147483646);
-  ck_assert(big->global_step == 9223372036854775807LL);
-  ck_assert_int_eq(big->adam_step, 2147483647);
+START_TEST(snapshot_meta_round_trips) {
+  const SnapshotMeta meta = sample_meta();
+  const auto written = to_meta(meta);
+  ck_assert_uint_eq(written.size(), 14);
+  CK_STR_EQ(written.at("format"), "1");
+  CK_STR_EQ(written.at("lr"), "0.050000");
+  CK_STR_EQ(written.at("shuffle"), "0");
+  auto back = from_meta(written, kPath);
+  ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
+  ck_assert(*back == meta);
 }
 END_TEST
 
-START_TEST(resume_point_missing_field_names_file_field_and_fix) {
-  for (const char* field : {"epoch", "step_in_epoch", "global_step", "adam_step"}) {
-    Snapshot s = snapshot_at("1", "0", "16", "16");
-    s.meta.erase(field);
-    auto p = read_resume_point(s, kPath);
-    ck_assert(!p.ok());
+START_TEST(resume_point_reads_every_field) {
+  auto p = from_meta(meta_at("2", "3", "35", "35"), kPath);
+  ck_assert_msg(p.ok(), "%s", p.ok() ? "" : p.error().c_str());
+  ck_assert(p->position == (ResumePoint{2, 3, 35, 35}));
+  auto big = from_meta(meta_at("2147483646", "9223372036854775807", "9223372036854775807", "2147483647"), kPath);
+  ck_assert(big.ok());
+  ck_assert_int_eq(big->position.epoch, 2147483646);
+  ck_assert(big->position.global_step == 9223372036854775807LL);
+  ck_assert_int_eq(big->position.adam_step, 2147483647);
+}
+END_TEST
+
+START_TEST(snapshot_meta_missing_field_names_file_field_and_fix) {
+  for (const auto& [field, value] : to_meta(sample_meta())) {
+    auto meta = to_meta(sample_meta());
+    meta.erase(field);
+    auto p = from_meta(meta, kPath);
+    ck_assert_msg(!p.ok(), "a snapshot without '%s' was accepted", field.c_str());
     CK_CONTAINS(p.error(), kPath + ": the snapshot has no '" + field + "' field");
     CK_CONTAINS(p.error(), "--no-resume");
     CK_CONTAINS(p.error(), "move it out of the --snapshot-dir");
@@ -52,7 +81,7 @@ END_TEST
 
 START_TEST(resume_point_rejects_malformed_numbers) {
   for (const char* text : {"", "3x", "-1", "+3", " 3", "3.0", "0x10"}) {
-    auto p = read_resume_point(snapshot_at("1", text, "16", "16"), kPath);
+    auto p = from_meta(meta_at("1", text, "16", "16"), kPath);
     ck_assert_msg(!p.ok(), "step_in_epoch='%s' accepted", text);
     CK_CONTAINS(p.error(), kPath + ": snapshot field step_in_epoch='" + text + "' is not a whole number");
     CK_CONTAINS(p.error(), "--no-resume");
@@ -60,18 +89,39 @@ START_TEST(resume_point_rejects_malformed_numbers) {
 }
 END_TEST
 
+START_TEST(snapshot_meta_rejects_garbled_fields) {
+  const auto refused = [](const std::string& field, const std::string& value, const std::string& why) {
+    auto meta = to_meta(sample_meta());
+    meta[field] = value;
+    auto p = from_meta(meta, kPath);
+    ck_assert_msg(!p.ok(), "%s='%s' accepted", field.c_str(), value.c_str());
+    CK_CONTAINS(p.error(), kPath + ": snapshot field " + field);
+    CK_CONTAINS(p.error(), why);
+    CK_CONTAINS(p.error(), "move it out of the --snapshot-dir");
+  };
+  refused("format", "2", "format=2 is not 1");
+  refused("lr", "fast", "lr='fast' is not a decimal number");
+  refused("lr", "nan", "is not a decimal number");
+  refused("lr", "-0.1", "is not a decimal number");
+  refused("batch_size", "0", "batch_size=0 is out of range");
+  refused("world_size", "two", "world_size='two' is not a whole number");
+  refused("shuffle", "2", "shuffle=2 is out of range");
+  refused("sampler_seed", "18446744073709551616", "sampler_seed=18446744073709551616 is out of range");
+}
+END_TEST
+
 START_TEST(resume_point_rejects_numbers_out_of_range) {
-  auto epoch = read_resume_point(snapshot_at("2147483647", "0", "16", "16"), kPath);  // epoch + 1 must fit an int
+  auto epoch = from_meta(meta_at("2147483647", "0", "16", "16"), kPath);  // epoch + 1 must fit an int
   ck_assert(!epoch.ok());
   CK_CONTAINS(epoch.error(), kPath + ": snapshot field epoch=2147483647 is out of range; use a number between 0 and "
                                      "2147483646");
-  auto adam = read_resume_point(snapshot_at("1", "0", "16", "2147483648"), kPath);
+  auto adam = from_meta(meta_at("1", "0", "16", "2147483648"), kPath);
   ck_assert(!adam.ok());
   CK_CONTAINS(adam.error(), "adam_step=2147483648 is out of range");
-  auto global = read_resume_point(snapshot_at("1", "0", "9223372036854775808", "16"), kPath);
+  auto global = from_meta(meta_at("1", "0", "9223372036854775808", "16"), kPath);
   ck_assert(!global.ok());
   CK_CONTAINS(global.error(), "global_step=9223372036854775808 is out of range");
-  auto huge = read_resume_point(snapshot_at("1", "0", "16", "99999999999999999999999"), kPath);
+  auto huge = from_meta(meta_at("1", "0", "16", "99999999999999999999999"), kPath);
   ck_assert(!huge.ok());
   CK_CONTAINS(huge.error(), "is out of range");
 }
@@ -93,7 +143,8 @@ END_TEST
 
 Suite* trainer_resume_suite() {
   return make_suite("trainer_resume",
-                    {resume_point_reads_every_field, resume_point_missing_field_names_file_field_and_fix,
-                     resume_point_rejects_malformed_numbers, resume_point_rejects_numbers_out_of_range,
+                    {snapshot_meta_round_trips, resume_point_reads_every_field,
+                     snapshot_meta_missing_field_names_file_field_and_fix, resume_point_rejects_malformed_numbers,
+                     snapshot_meta_rejects_garbled_fields, resume_point_rejects_numbers_out_of_range,
                      resume_point_travels_between_ranks_as_numbers});
 }

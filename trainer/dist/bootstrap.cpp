@@ -30,6 +30,86 @@ std::string hostname() {
   return buf;
 }
 
+// Rank 0 starts the store; every rank connects to it.
+Result<Session> connect_store(const WorkerIdentity& id, std::chrono::milliseconds timeout) {
+  Session s;
+  s.id = id;
+  if (id.rank == 0) {
+    // Every rank holds a connection for the whole run; the margin covers
+    // reconnects and the odd stranger without letting a flood take rank 0's
+    // descriptors.
+    auto server = StoreServer::listen(id.master_port, std::size_t(id.world_size) + 64);
+    if (!server) return fail(server.error());
+    s.server = std::move(server).value();
+  }
+  // Rank 0 talks to its own server over loopback (MASTER_ADDR may name an
+  // address this host holds on another interface; loopback always works).
+  auto client = id.rank == 0 ? StoreClient::connect("127.0.0.1", s.server->port(), timeout)
+                             : StoreClient::connect(id.master_addr, id.master_port, timeout);
+  if (!client) return fail("rank " + std::to_string(id.rank) + ": " + client.error());
+  s.store = std::move(client).value();
+  return s;
+}
+
+// This rank's host name and fingerprint, under arrived/<rank> and model/<rank>.
+Status check_in(Session& s, const std::string& fingerprint) {
+  const std::string me = hostname();
+  const std::string rank = std::to_string(s.id.rank);
+  if (auto st = s.store->set(s.key("arrived/" + rank), Bytes(me.begin(), me.end())); !st) return st;
+  return s.store->set(s.key("model/" + rank), Bytes(fingerprint.begin(), fingerprint.end()));
+}
+
+// Every rank's arrival, or an error naming the ranks that never came.
+Status await_every_rank(Session& s, std::chrono::milliseconds timeout) {
+  const WorkerIdentity& id = s.id;
+  std::vector<std::string> keys;
+  for (int r = 0; r < id.world_size; ++r) keys.push_back(s.key("arrived/" + std::to_string(r)));
+  if (s.store->wait(keys, timeout)) return Ok{};
+  auto absent = s.store->missing(keys);
+  std::vector<int> missing;
+  if (absent)
+    for (const std::string& k : *absent) missing.push_back(std::stoi(k.substr(k.rfind('/') + 1)));
+  return fail("start-up: rank" + std::string(missing.size() == 1 ? " " : "s ") + rank_ranges(missing) + " of " +
+              std::to_string(id.world_size) + " did not arrive within " + std::to_string(timeout.count() / 1000) +
+              " s (store " + s.store->endpoint() + ", run " + id.run_id + ", attempt " + std::to_string(id.attempt) +
+              "): check that every rank was started with the same WORLD_SIZE, MASTER_ADDR and MASTER_PORT, and look "
+              "for its error above");
+}
+
+struct Arrival {
+  std::string fingerprint;
+  std::string host;
+};
+
+Result<Arrival> arrival_of(Session& s, int rank, std::chrono::milliseconds timeout) {
+  auto model = s.store->get(s.key("model/" + std::to_string(rank)), timeout);
+  if (!model) return fail(model.error());
+  auto host = s.store->get(s.key("arrived/" + std::to_string(rank)), timeout);
+  if (!host) return fail(host.error());
+  return Arrival{std::string(model->begin(), model->end()), std::string(host->begin(), host->end())};
+}
+
+// Every rank compares itself with rank 0; rank 0 compares everyone, so the
+// mismatch is reported on both sides.
+Status compare_with_rank_0(Session& s, std::chrono::milliseconds timeout) {
+  auto reference = arrival_of(s, 0, timeout);
+  if (!reference) return fail(reference.error());
+  std::vector<int> check;
+  if (s.id.rank == 0)
+    for (int r = 1; r < s.id.world_size; ++r) check.push_back(r);
+  else
+    check.push_back(s.id.rank);
+  for (int r : check) {
+    auto other = arrival_of(s, r, timeout);
+    if (!other) return fail(other.error());
+    if (other->fingerprint != reference->fingerprint)
+      return fail("rank " + std::to_string(r) + " (" + other->host + ") runs " + other->fingerprint + " but rank 0 (" +
+                  reference->host + ") runs " + reference->fingerprint +
+                  ": every rank must get the same model, data and batch options");
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 std::string rank_ranges(const std::vector<int>& ranks) {
@@ -86,71 +166,12 @@ Result<WorkerIdentity> read_worker_identity(const std::function<const char*(cons
 
 Result<Session> bootstrap(const WorkerIdentity& id, const std::string& fingerprint,
                           std::chrono::milliseconds timeout) {
-  Session s;
-  s.id = id;
-  if (id.rank == 0) {
-    // Every rank holds a connection for the whole run; the margin covers
-    // reconnects and the odd stranger without letting a flood take rank 0's
-    // descriptors.
-    auto server = StoreServer::listen(id.master_port, std::size_t(id.world_size) + 64);
-    if (!server) return fail(server.error());
-    s.server = std::move(server).value();
-  }
-  // Rank 0 talks to its own server over loopback (MASTER_ADDR may name an
-  // address this host holds on another interface; loopback always works).
-  auto client = id.rank == 0 ? StoreClient::connect("127.0.0.1", s.server->port(), timeout)
-                             : StoreClient::connect(id.master_addr, id.master_port, timeout);
-  if (!client) return fail("rank " + std::to_string(id.rank) + ": " + client.error());
-  s.store = std::move(client).value();
-
-  const std::string me = hostname();
-  if (auto st = s.store->set(s.key("arrived/" + std::to_string(id.rank)), Bytes(me.begin(), me.end())); !st)
-    return fail(st.error());
-  if (auto st = s.store->set(s.key("model/" + std::to_string(id.rank)), Bytes(fingerprint.begin(), fingerprint.end()));
-      !st)
-    return fail(st.error());
-
-  std::vector<std::string> keys;
-  for (int r = 0; r < id.world_size; ++r) keys.push_back(s.key("arrived/" + std::to_string(r)));
-  if (auto st = s.store->wait(keys, timeout); !st) {
-    auto absent = s.store->missing(keys);
-    std::vector<int> missing;
-    if (absent)
-      for (const std::string& k : *absent) missing.push_back(std::stoi(k.substr(k.rfind('/') + 1)));
-    return fail("start-up: rank" + std::string(missing.size() == 1 ? " " : "s ") + rank_ranges(missing) + " of " +
-                std::to_string(id.world_size) + " did not arrive within " + std::to_string(timeout.count() / 1000) +
-                " s (store " + s.store->endpoint() + ", run " + id.run_id + ", attempt " +
-                std::to_string(id.attempt) + "): check that every rank was started with the same WORLD_SIZE, "
-                "MASTER_ADDR and MASTER_PORT, and look for its error above");
-  }
-
-  // Every rank compares itself with rank 0; rank 0 compares everyone, so the
-  // mismatch is reported on both sides.
-  auto describe = [&](int r) -> Result<std::string> {
-    auto model = s.store->get(s.key("model/" + std::to_string(r)), timeout);
-    if (!model) return fail(model.error());
-    auto host = s.store->get(s.key("arrived/" + std::to_string(r)), timeout);
-    if (!host) return fail(host.error());
-    return std::string(model->begin(), model->end()) + "\n" + std::string(host->begin(), host->end());
-  };
-  auto reference = describe(0);
-  if (!reference) return fail(reference.error());
-  const std::string ref_model = reference->substr(0, reference->find('\n'));
-  const std::string ref_host = reference->substr(reference->find('\n') + 1);
-  std::vector<int> check;
-  if (id.rank == 0)
-    for (int r = 1; r < id.world_size; ++r) check.push_back(r);
-  else
-    check.push_back(id.rank);
-  for (int r : check) {
-    auto other = describe(r);
-    if (!other) return fail(other.error());
-    const std::string model = other->substr(0, other->find('\n'));
-    if (model != ref_model)
-      return fail("rank " + std::to_string(r) + " (" + other->substr(other->find('\n') + 1) + ") runs " + model +
-                  " but rank 0 (" + ref_host + ") runs " + ref_model +
-                  ": every rank must get the same model, data and batch options");
-  }
+  auto connected = connect_store(id, timeout);
+  if (!connected) return fail(connected.error());
+  Session s = std::move(connected).value();
+  if (auto st = check_in(s, fingerprint); !st) return fail(st.error());
+  if (auto st = await_every_rank(s, timeout); !st) return fail(st.error());
+  if (auto st = compare_with_rank_0(s, timeout); !st) return fail(st.error());
   return s;
 }
 

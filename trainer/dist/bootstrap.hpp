@@ -30,9 +30,9 @@ struct WorkerIdentity {
 };
 
 // Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK,
-// GROUP_WORLD_SIZE, MASTER_ADDR,
-// MASTER_PORT, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_RUN_ID through `get`
-// (nullptr = unset). None of them set = one process on its own.
+// GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_RESTART_COUNT and
+// TORCHELASTIC_RUN_ID through `get` (nullptr = unset). None of RANK,
+// WORLD_SIZE and MASTER_ADDR set = one process on its own.
 Result<WorkerIdentity> read_worker_identity(const std::function<const char*(const char*)>& get);
 
 struct Session {

@@ -24,8 +24,9 @@ class ShmGroup {
  public:
   // Collective over the node's ranks: local rank 0 creates the segment and
   // publishes its name through the store; the others map it and prove it is
-  // the same memory (a nonce). The name is unlinked once everyone has it, so
-  // nothing is left in /dev/shm whatever happens next.
+  // the same memory (a nonce). The name is unlinked as join returns (once
+  // everyone has mapped it, or on a failure), so nothing is left in /dev/shm
+  // whatever happens next.
   static Result<std::unique_ptr<ShmGroup>> join(Session& session, int node, int local_rank, int local_size,
                                                 std::size_t slot_floats, std::chrono::milliseconds timeout);
   ~ShmGroup();
@@ -46,6 +47,8 @@ class ShmGroup {
 
  private:
   ShmGroup() = default;
+  void initialise_header(std::uint64_t nonce);
+  Status await_header(const std::string& name, std::uint64_t nonce, std::chrono::milliseconds timeout);
   Header* header_ = nullptr;
   void* base_ = nullptr;
   std::size_t bytes_ = 0;

@@ -51,8 +51,8 @@ class StoreClient {
   StoreClient& operator=(const StoreClient&) = delete;
 
   Status set(const std::string& key, const Bytes& value);
-  // The value, or std::nullopt-like error "missing" is never returned: get()
-  // waits up to `timeout` for the key to appear.
+  // Waits up to `timeout` for the key to appear: its value, or an error
+  // naming the key and the store (never a "missing" value).
   Result<Bytes> get(const std::string& key, std::chrono::milliseconds timeout);
   // Waits for every key; on timeout the error lists the keys still missing.
   Status wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);

@@ -52,7 +52,6 @@ class Model {
 
   float* parameters() { return params_; }
   const ModelSpec& spec() const { return spec_; }
-  const ParamLayout& layout() const { return layout_; }
 
  private:
   ModelSpec spec_;

@@ -23,7 +23,6 @@ class JsonLine {
 
 class MetricsFile {
  public:
-  MetricsFile() = default;
   // append: keep what an earlier attempt wrote (a restarted or resumed run).
   MetricsFile(const std::string& path, bool append);  // errors become warnings
   ~MetricsFile();

@@ -2,26 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <climits>
 #include <cstdint>
 
-#include "ddp/base/parse.hpp"
+#include "train/snapshot.hpp"
 
 namespace ddp::train {
 namespace {
-
-// One field of the snapshot's metadata as a number in [0, max].
-Result<std::uint64_t> read_field(const Snapshot& snapshot, const std::string& path, const std::string& field,
-                                 std::uint64_t max) {
-  const std::string fix =
-      ": the file is damaged or was not written by ddp-train; move it out of the --snapshot-dir to resume from an "
-      "older snapshot, or use --no-resume to start over";
-  const auto it = snapshot.meta.find(field);
-  if (it == snapshot.meta.end()) return fail(path + ": the snapshot has no '" + field + "' field" + fix);
-  auto value = parse_uint(it->second, 0, max, field);
-  if (!value) return fail(path + ": snapshot field " + value.error() + fix);
-  return value;
-}
 
 void put_u64(std::vector<char>& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(char((v >> (8 * i)) & 0xff));
@@ -32,20 +18,16 @@ std::uint64_t get_u64(const char* p) {
   return v;
 }
 
-}  // namespace
-
-Result<ResumePoint> read_resume_point(const Snapshot& snapshot, const std::string& path) {
-  // epoch + 1 is the epoch's number in messages: it must fit an int too.
-  auto epoch = read_field(snapshot, path, "epoch", INT_MAX - 1);
-  if (!epoch) return fail(epoch.error());
-  auto step_in_epoch = read_field(snapshot, path, "step_in_epoch", LLONG_MAX);
-  if (!step_in_epoch) return fail(step_in_epoch.error());
-  auto global_step = read_field(snapshot, path, "global_step", LLONG_MAX);
-  if (!global_step) return fail(global_step.error());
-  auto adam_step = read_field(snapshot, path, "adam_step", INT_MAX);
-  if (!adam_step) return fail(adam_step.error());
-  return ResumePoint{int(*epoch), (long long)*step_in_epoch, (long long)*global_step, int(*adam_step)};
+// A snapshot resumes only a run of the same model, optimizer and global batch.
+Status check_same_run(const SnapshotMeta& meta, const TrainOptions& o, const RunPlan& plan, const std::string& path) {
+  const std::string model = plan.spec.describe();
+  if (meta.model == model && meta.optimizer == plan.optimizer && meta.batch_size == o.batch_size) return Ok{};
+  return fail(path + " was written by a run of " + meta.model + " / " + meta.optimizer + " / global batch " +
+              std::to_string(meta.batch_size) + ", not " + model + " / " + plan.optimizer + " / global batch " +
+              std::to_string(o.batch_size) + ": use another --snapshot-dir, or --no-resume to start over");
 }
+
+}  // namespace
 
 std::vector<char> encode_resume_point(const std::optional<ResumePoint>& point) {
   std::vector<char> out;
@@ -73,29 +55,24 @@ Result<std::optional<ResumePoint>> restore_newest_snapshot(const TrainOptions& o
   if (!scan->newest) return std::optional<ResumePoint>();
   const Snapshot& snap = scan->newest->snapshot;
   const std::string& path = scan->newest->path;
-  const std::string model = plan.spec.describe();
-  if (snap.get("model") != model || snap.get("optimizer") != plan.optimizer ||
-      snap.get("batch_size") != std::to_string(o.batch_size))
-    return fail(path + " was written by a run of " + snap.get("model") + " / " + snap.get("optimizer") +
-                " / global batch " + snap.get("batch_size") + ", not " + model + " / " + plan.optimizer +
-                " / global batch " + std::to_string(o.batch_size) +
-                ": use another --snapshot-dir, or --no-resume to start over");
+  auto meta = from_meta(snap.meta, path);
+  if (!meta) return fail(meta.error());
+  if (Status same = check_same_run(*meta, o, plan, path); !same) return fail(same.error());
   const std::size_t parameters = plan.layout.parameters;
   const std::size_t expect_blobs = state.optimizer_b ? 3 : 2;
   if (snap.blobs.size() != expect_blobs || snap.blobs[0].size() != parameters)
     return fail(path + ": its state does not fit this model (" + std::to_string(snap.blobs.size()) + " blobs)");
-  auto point = read_resume_point(snap, path);
-  if (!point) return fail(point.error());
   ops.upload(state.parameters, snap.blobs[0].data(), parameters);
   ops.upload(state.optimizer_a, snap.blobs[1].data(), parameters);
   if (state.optimizer_b) ops.upload(state.optimizer_b, snap.blobs[2].data(), parameters);
-  if (snap.get("world_size") != std::to_string(world))
+  if (meta->world_size != world)
     spdlog::warn("warning: {} was written with {} ranks, this run has {}: the order of samples within the "
                  "epoch changes, the global batch does not",
-                 path, snap.get("world_size"), world);
-  spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", path, point->epoch + 1,
-               point->step_in_epoch, point->global_step);
-  return std::optional<ResumePoint>(*point);
+                 path, meta->world_size, world);
+  const ResumePoint& point = meta->position;
+  spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", path, point.epoch + 1,
+               point.step_in_epoch, point.global_step);
+  return std::optional<ResumePoint>(point);
 }
 
 Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lead,
@@ -109,6 +86,26 @@ Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lea
   auto bytes = session.store->get(key, timeout);
   if (!bytes) return fail(bytes.error());
   return decode_resume_point(*bytes);
+}
+
+Result<std::optional<ResumePoint>> start_from_rank_0(const TrainOptions& o, const WorkerIdentity& id,
+                                                     const RunPlan& plan, Session* session, Backend& b,
+                                                     const TrainState& state) {
+  std::optional<ResumePoint> point;
+  if (id.rank == 0 && !o.snapshot_dir.empty() && o.resume) {
+    auto restored = restore_newest_snapshot(o, plan, id.world_size, *b.ops, state);
+    if (!restored) return restored;
+    point = *restored;
+  }
+  if (session) {
+    auto shared = share_resume_point(*session, id.rank == 0, point, std::chrono::seconds(o.bootstrap_timeout_s));
+    if (!shared) return shared;
+    point = *shared;
+  }
+  for (float* buffer : {state.parameters, state.optimizer_a, state.optimizer_b})
+    if (buffer)
+      if (auto st = b.comm->broadcast(buffer, plan.layout.parameters, 0); !st) return fail(st.error());
+  return point;
 }
 
 }  // namespace ddp::train

@@ -1,7 +1,8 @@
-// Resuming from a snapshot: where training stands (ResumePoint), read
-// strictly from a snapshot's metadata, and carried from rank 0 to the other
-// ranks through the bootstrap store. Rank 0 reads the newest complete
-// snapshot; the state itself follows in the trainer's broadcast.
+// Resuming from a snapshot: rank 0 reads the newest complete snapshot, and
+// where training stands (ResumePoint, from its metadata: snapshot_meta.hpp)
+// goes from rank 0 to the other ranks through the bootstrap store; the state
+// itself follows in a broadcast from rank 0 (start_from_rank_0, which every
+// run goes through, resumed or not).
 #pragma once
 
 #include <chrono>
@@ -14,22 +15,9 @@
 #include "model/ops.hpp"
 #include "train/options.hpp"
 #include "train/setup.hpp"
-#include "train/snapshot.hpp"
+#include "train/snapshot_meta.hpp"
 
 namespace ddp::train {
-
-struct ResumePoint {
-  int epoch = 0;                // the epoch to go on with (0-based)
-  long long step_in_epoch = 0;  // its first step still to run
-  long long global_step = 0;    // optimizer steps taken so far
-  int adam_step = 0;            // the host's copy of Adam's step count
-  bool operator==(const ResumePoint&) const = default;
-};
-
-// The fields epoch, step_in_epoch, global_step and adam_step of `snapshot`
-// (read from `path`), each a whole number in its type's range. Errors name the
-// file, the field and the fix.
-Result<ResumePoint> read_resume_point(const Snapshot& snapshot, const std::string& path);
 
 // The store's copy, between ranks of one run: nothing (no snapshot), or the
 // four numbers as little-endian 64-bit integers.
@@ -53,5 +41,13 @@ Result<std::optional<ResumePoint>> restore_newest_snapshot(const TrainOptions& o
 Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lead,
                                                       const std::optional<ResumePoint>& mine,
                                                       std::chrono::seconds timeout);
+
+// DDP's start, on every rank: rank 0 restores the newest snapshot (with
+// --snapshot-dir, unless --no-resume), every rank learns its resume point,
+// and every rank takes rank 0's parameters and optimizer state. Nothing:
+// training starts from scratch. `session` null: a process on its own.
+Result<std::optional<ResumePoint>> start_from_rank_0(const TrainOptions& o, const WorkerIdentity& id,
+                                                     const RunPlan& plan, Session* session, Backend& b,
+                                                     const TrainState& state);
 
 }  // namespace ddp::train

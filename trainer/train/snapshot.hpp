@@ -22,12 +22,8 @@
 namespace ddp::train {
 
 struct Snapshot {
-  std::map<std::string, std::string> meta;  // model, optimizer, epoch, step_in_epoch, global_step, ...
+  std::map<std::string, std::string> meta;  // key=value: the trainer's in snapshot_meta.hpp
   std::vector<std::vector<float>> blobs;    // parameters, then optimizer state
-  std::string get(const std::string& key) const {
-    auto it = meta.find(key);
-    return it == meta.end() ? "" : it->second;
-  }
 };
 
 std::vector<char> encode_snapshot(const Snapshot& snapshot);

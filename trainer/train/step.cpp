@@ -71,48 +71,79 @@ Status StepProgram::run_step(const int* indices, std::size_t rows, bool stop_req
   return comm_.watch_compute_stream();
 }
 
-void StepProgram::loss(int rows, float scale) {
+// One optimizer step, in llm.c's order: zero the gradients; per micro-batch
+// gather it, forward, loss, backward (which starts the all-reduce on the last
+// one); wait for the all-reduce; the optimizer. Only enqueues work, so a CUDA
+// graph can capture it whole (run_step).
+Status StepProgram::enqueue(std::size_t step_rows) {
+  zero_gradients();
+  for (std::size_t first = 0; first < step_rows; first += std::size_t(shape_.micro)) {
+    const MicroBatch micro = micro_batch(first, step_rows);
+    gather_batch(micro);
+    model_.forward(batch_.x, micro.rows);
+    loss(micro);
+    backward(micro);
+  }
+  if (Status st = wait_for_allreduce(); !st) return st;
+  optimizer_update();
+  return Ok{};
+}
+
+StepProgram::MicroBatch StepProgram::micro_batch(std::size_t first, std::size_t step_rows) const {
+  const int rows = int(std::min<std::size_t>(shape_.micro, step_rows - first));
+  // Accumulation: each micro-batch's mean loss weighs by its share of the
+  // step, so K micro-batches equal one batch of K times the rows.
+  return MicroBatch{step_index_ + first, rows, float(rows) / float(step_rows), first + std::size_t(rows) == step_rows};
+}
+
+// Backward adds into the gradients and the loss into its control slot, over
+// every micro-batch of the step: both start from zero.
+void StepProgram::zero_gradients() { ops_.fill(grads_, 0.0f, layout_.total); }
+
+void StepProgram::gather_batch(const MicroBatch& micro) {
+  ops_.gather_rows(train_.features, micro.index, micro.rows, train_.width, batch_.x);
+  if (train_.labels) ops_.gather_labels(train_.labels, micro.index, micro.rows, batch_.labels);
+  if (train_.targets) ops_.gather_rows(train_.targets, micro.index, micro.rows, train_.target_width, batch_.targets);
+}
+
+// Writes d(loss)/d(output) for backward and adds the loss into its control
+// slot, both weighted by the micro-batch's share of the step.
+void StepProgram::loss(const MicroBatch& micro) {
   float* loss_slot = grads_ + layout_.control_offset;
   const ModelSpec& spec = model_.spec();
   if (spec.loss == LossKind::cross_entropy)
-    ops_.cross_entropy(model_.output(), batch_.labels, model_.output_grad(), rows, spec.dims.back(), scale, loss_slot);
+    ops_.cross_entropy(model_.output(), batch_.labels, model_.output_grad(), micro.rows, spec.dims.back(),
+                       micro.loss_weight, loss_slot);
   else
     ops_.mse(model_.output(), spec.kind == ModelKind::autoencoder ? batch_.x : batch_.targets, model_.output_grad(),
-             std::size_t(rows) * spec.dims.back(), scale, loss_slot);
+             std::size_t(micro.rows) * spec.dims.back(), micro.loss_weight, loss_slot);
 }
 
-Status StepProgram::enqueue(std::size_t step_rows) {
-  ops_.fill(grads_, 0.0f, layout_.total);
-  for (std::size_t done = 0; done < step_rows;) {
-    const int rows = int(std::min<std::size_t>(shape_.micro, step_rows - done));
-    const bool last_micro = done + std::size_t(rows) == step_rows;
-    const int* index = step_index_ + done;
-    ops_.gather_rows(train_.features, index, rows, train_.width, batch_.x);
-    if (train_.labels) ops_.gather_labels(train_.labels, index, rows, batch_.labels);
-    if (train_.targets) ops_.gather_rows(train_.targets, index, rows, train_.target_width, batch_.targets);
-    model_.forward(batch_.x, rows);
-    // Accumulation: each micro-batch's mean loss weighs by its share of the
-    // step, so K micro-batches equal one batch of K times the rows.
-    loss(rows, float(rows) / float(step_rows));
-    if (last_micro) ops_.copy(grads_ + layout_.control_offset + 1, stop_request_, 1);
-    std::size_t next_bucket = 0;
-    model_.backward(batch_.x, rows, grads_, [&](int layer) {
-      // no_sync for all but the last micro-batch: reduce once per step.
-      if (!last_micro) return;
-      while (next_bucket < layout_.buckets.size() && layout_.buckets[next_bucket].ready_after_layer == layer) {
-        const Bucket& b = layout_.buckets[next_bucket++];
-        comm_.start_bucket(grads_ + b.offset, b.count, shape_.prescale);
-      }
-    });
-    done += std::size_t(rows);
-  }
-  if (Status st = comm_.finish_buckets(); !st) return st;
+// Backward through the model, layer by layer. On the last micro-batch each
+// gradient bucket's all-reduce starts as soon as the layers it holds are
+// done, overlapping the rest of backward; the others only accumulate
+// (no_sync: one reduction per step). The stop request rides in the last
+// bucket, beside the loss.
+void StepProgram::backward(const MicroBatch& micro) {
+  if (micro.last) ops_.copy(grads_ + layout_.control_offset + 1, stop_request_, 1);
+  std::size_t next_bucket = 0;
+  model_.backward(batch_.x, micro.rows, grads_, [&](int layer) {
+    if (!micro.last) return;
+    while (next_bucket < layout_.buckets.size() && layout_.buckets[next_bucket].ready_after_layer == layer) {
+      const Bucket& b = layout_.buckets[next_bucket++];
+      comm_.start_bucket(grads_ + b.offset, b.count, shape_.prescale);
+    }
+  });
+}
+
+Status StepProgram::wait_for_allreduce() { return comm_.finish_buckets(); }
+
+void StepProgram::optimizer_update() {
   if (opt_.adam)
     ops_.adam(model_.parameters(), opt_.a, opt_.b, grads_, layout_.parameters, opt_.lr, opt_.beta1, opt_.beta2,
               opt_.eps, opt_.adam_count);
   else
     ops_.sgd_momentum(model_.parameters(), opt_.a, grads_, layout_.parameters, opt_.lr, opt_.momentum);
-  return Ok{};
 }
 
 // ---------------------------------------------------------------------------

@@ -72,13 +72,29 @@ class StepProgram {
   Status run(const int* indices, std::size_t rows, bool stop_requested);
 
   const float* control_slots() const;  // the reduced loss and stop flag of the newest step
-  // "cuda graph (captured at step 2)", "eager": for the start-up log.
+  // "eager", "cuda graph (captured at the second full step)", "cuda graph
+  // (captured)": for the start-up log.
   std::string describe() const;
 
  private:
+  // The rows of one micro-batch: `rows` sample indices from `index` (ops
+  // memory); `loss_weight` its share of the step's rows; `last` reduces.
+  struct MicroBatch {
+    const int* index = nullptr;
+    int rows = 0;
+    float loss_weight = 1.0f;
+    bool last = false;
+  };
+
   Status run_step(const int* indices, std::size_t rows, bool stop_requested);
-  Status enqueue(std::size_t rows);
-  void loss(int rows, float scale);
+  Status enqueue(std::size_t rows);  // the step, as the capture records it
+  MicroBatch micro_batch(std::size_t first, std::size_t step_rows) const;
+  void zero_gradients();
+  void gather_batch(const MicroBatch& micro);
+  void loss(const MicroBatch& micro);
+  void backward(const MicroBatch& micro);
+  Status wait_for_allreduce();
+  void optimizer_update();
 
   Ops& ops_;
   Collectives& comm_;

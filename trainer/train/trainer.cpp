@@ -1,6 +1,5 @@
 #include "train/trainer.hpp"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -13,12 +12,14 @@
 #include <optional>
 
 #include "data/sampler.hpp"
+#include "ddp/wire/progress_file.hpp"
 #include "model/model.hpp"
 #include "train/metrics.hpp"
 #include "train/ops_memory.hpp"
 #include "train/resume.hpp"
 #include "train/setup.hpp"
 #include "train/snapshot.hpp"
+#include "train/snapshot_meta.hpp"
 #include "train/step.hpp"
 
 namespace ddp::train {
@@ -33,6 +34,11 @@ volatile std::sig_atomic_t g_preempt_requested = 0;
 extern "C" void on_sigusr1(int) { g_preempt_requested = 1; }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
 
 std::string fmt_rate(double v) {
   char buf[32];
@@ -60,31 +66,6 @@ void inject_faults(const TrainOptions& o, const WorkerIdentity& id, long long gl
   }
 }
 
-// --ddp-hang-timeout (the agent's hang watch): DDP_PROGRESS_FILE's time is
-// this rank's last progress, and the step number written in it tells the
-// agent which rank is behind when every rank has stalled (file times are too
-// coarse for fast steps). One pwrite per step, fixed width.
-class ProgressFile {
- public:
-  ProgressFile() {
-    if (const char* path = std::getenv("DDP_PROGRESS_FILE")) fd_ = ::open(path, O_WRONLY | O_CLOEXEC);
-  }
-  ~ProgressFile() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  ProgressFile(const ProgressFile&) = delete;
-  ProgressFile& operator=(const ProgressFile&) = delete;
-  void mark(long long step) const {
-    if (fd_ < 0) return;
-    char text[22];
-    const int n = std::snprintf(text, sizeof text, "%-20lld\n", step);
-    if (::pwrite(fd_, text, std::size_t(n), 0) < 0) return;  // the watch then names us: nothing better to do
-  }
-
- private:
-  int fd_ = -1;
-};
-
 // The start-up log: the model, the ranks, the data and the buckets.
 void log_start(const TrainOptions& o, const RunPlan& plan, const DataSplits& data, const Backend& b, int world) {
   spdlog::info("{} on {} rank(s) [{}], {}, lr {}, global batch {} ({} per rank x {} accumulation step(s))",
@@ -95,29 +76,8 @@ void log_start(const TrainOptions& o, const RunPlan& plan, const DataSplits& dat
   spdlog::debug("{}", describe_buckets(plan.layout));
 }
 
-// Rank 0 restores the newest snapshot (if resuming), every rank learns its
-// resume point, and every rank takes rank 0's parameters and optimizer state:
-// DDP's start. Nothing: training starts from scratch.
-Result<std::optional<ResumePoint>> resume(const TrainOptions& o, const WorkerIdentity& id, const RunPlan& plan,
-                                          Session* session, Backend& b, const TrainState& state) {
-  std::optional<ResumePoint> point;
-  if (id.rank == 0 && !o.snapshot_dir.empty() && o.resume) {
-    auto restored = restore_newest_snapshot(o, plan, id.world_size, *b.ops, state);
-    if (!restored) return restored;
-    point = *restored;
-  }
-  if (session) {
-    auto shared = share_resume_point(*session, id.rank == 0, point, std::chrono::seconds(o.bootstrap_timeout_s));
-    if (!shared) return shared;
-    point = *shared;
-  }
-  for (float* buffer : {state.parameters, state.optimizer_a, state.optimizer_b})
-    if (buffer)
-      if (auto st = b.comm->broadcast(buffer, plan.layout.parameters, 0); !st) return fail(st.error());
-  return point;
-}
-
-// PyTorch's initialisation from --seed; resume() then gives every rank rank 0's.
+// PyTorch's initialisation from --seed; start_from_rank_0() then gives every
+// rank rank 0's.
 void upload_initial_parameters(Ops& ops, Model& model, const RunPlan& plan, std::uint64_t seed) {
   const std::vector<float> init = initial_parameters(plan.spec, plan.layout, seed);
   ops.upload(model.parameters(), init.data(), plan.layout.parameters);
@@ -213,7 +173,7 @@ class Trainer {
   const OpsArray<int> adam_count_;
   StepProgram program_;
   StepReadback readback_;
-  const ProgressFile progress_;
+  const ProgressWriter progress_;  // DDP_PROGRESS_FILE, for the agent's hang watch
   int snapshots_written_ = 0;
   bool stop_ = false;  // SIGUSR1 with --on-preempt exit: stop after the snapshot
   double train_seconds_ = 0;
@@ -251,7 +211,8 @@ Trainer::Trainer(const TrainOptions& o, const WorkerIdentity& id, const RunPlan&
                               optim.b.get(), adam_count_.get()},
                StepProgram::Shape{plan.micro, o.accum_steps, 1.0f / float(world_),  // pre-divide, then SUM
                                   o.cuda_graph}),
-      readback_(ops_, program_.control_slots()) {
+      readback_(ops_, program_.control_slots()),
+      progress_(env_or_empty("DDP_PROGRESS_FILE")) {
   if (resumed_ && start_.epoch >= o.epochs)
     spdlog::info("the snapshot is from the end of training ({} of {} epochs): nothing left to train; "
                  "use another --snapshot-dir or more --epochs to train further", start_.epoch, o.epochs);
@@ -297,7 +258,7 @@ Status Trainer::train_step(int epoch, std::size_t step, EpochTally& tally) {
   inject_faults(o_, id_, global_step_);
   // Progress is starting a step: a rank that never starts the step the
   // others wait in is behind them (ddp-train has no stack for the agent).
-  progress_.mark(global_step_);
+  progress_.mark(std::uint64_t(global_step_));
   const std::size_t begin = step * std::size_t(plan_.micro) * o_.accum_steps;
   const std::size_t step_rows = std::min(per_rank_ - begin, std::size_t(plan_.micro) * o_.accum_steps);
   // A SIGUSR1 is sent with the next step, once: every rank learns of it
@@ -406,23 +367,16 @@ Status Trainer::report_final() {
 // The run's state as a snapshot that resumes at (next_epoch, next_step_in_epoch).
 Snapshot Trainer::snapshot_of(int next_epoch, long long next_step_in_epoch) {
   Snapshot snap;
-  snap.meta = {{"format", "1"},
-               {"model", plan_.spec.describe()},
-               {"optimizer", plan_.optimizer},
-               {"lr", std::to_string(plan_.lr)},
-               {"batch_size", std::to_string(o_.batch_size)},
-               {"accum_steps", std::to_string(o_.accum_steps)},
-               {"world_size", std::to_string(world_)},
-               {"epoch", std::to_string(next_epoch)},
-               {"step_in_epoch", std::to_string(next_step_in_epoch)},
-               {"global_step", std::to_string(global_step_)},
-               {"adam_step", std::to_string(adam_step_)},
-               // The sampler's generator is reseeded with seed + epoch every
-               // epoch and nothing else draws random numbers after the
-               // initialisation, so seed and position are the whole RNG state.
-               {"sampler_seed", std::to_string(o_.seed)},
-               {"shuffle", o_.shuffle ? "1" : "0"},
-               {"data", data_.train.origin}};
+  snap.meta = to_meta(SnapshotMeta{.model = plan_.spec.describe(),
+                                   .optimizer = plan_.optimizer,
+                                   .lr = plan_.lr,
+                                   .batch_size = o_.batch_size,
+                                   .accum_steps = o_.accum_steps,
+                                   .world_size = world_,
+                                   .position = {next_epoch, next_step_in_epoch, global_step_, adam_step_},
+                                   .sampler_seed = o_.seed,
+                                   .shuffle = o_.shuffle,
+                                   .data = data_.train.origin});
   const std::size_t n = plan_.layout.parameters;
   for (const float* buffer : {static_cast<const float*>(model_.parameters()), static_cast<const float*>(optim_.a.get()),
                               static_cast<const float*>(optim_.b.get())}) {
@@ -493,7 +447,7 @@ int run_training(const TrainOptions& o) {
                                                        plan.layout.parameters, plan.optimizer == "adam");
   upload_initial_parameters(*backend.ops, model, plan, o.seed);
   const TrainState state{model.parameters(), optim.a.get(), optim.b.get()};
-  auto start = resume(o, id, plan, session ? &*session : nullptr, backend, state);
+  auto start = start_from_rank_0(o, id, plan, session ? &*session : nullptr, backend, state);
   if (!start) return die(start.error());
 
   Trainer trainer(o, id, plan, *data, backend, model, optim, *start);

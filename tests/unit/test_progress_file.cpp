@@ -1,0 +1,103 @@
+// The progress file between ddp-train (or any worker) and the agent's hang
+// watch: what the agent creates, what ProgressWriter writes and what
+// read_progress makes of it, round trip. (read_progress on hand-written
+// files is in test_agent.cpp.)
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "ddp/wire/progress_file.hpp"
+// Last: check.h defines a macro `fail`, which ddp/result.hpp declares as a function.
+#include "suites.hpp"
+
+using namespace ddp;
+namespace fs = std::filesystem;
+using std::chrono::system_clock;
+
+namespace {
+
+std::string scratch() {
+  char tmpl[] = "/tmp/ddp-progress-test-XXXXXX";
+  const char* dir = mkdtemp(tmpl);
+  ck_assert_ptr_nonnull(dir);
+  return dir;
+}
+
+// `t` within a minute of now: the file's time comes from the file system's
+// clock, which may run a few ms behind system_clock.
+bool recent(system_clock::time_point t) {
+  const auto now = system_clock::now();
+  return t > now - std::chrono::minutes(1) && t <= now + std::chrono::minutes(1);
+}
+
+}  // namespace
+
+START_TEST(a_created_file_reads_as_never_touched) {
+  const auto dir = scratch();
+  const auto path = dir + "/progress";
+  ck_assert(create_progress_file(path).ok());
+  const auto fresh = read_progress(path);
+  ck_assert(fresh && fresh->last == system_clock::time_point{} && !fresh->step);
+  fs::remove_all(dir);
+}
+END_TEST
+
+START_TEST(a_mark_reads_back_as_its_step_and_a_recent_time) {
+  const auto dir = scratch();
+  const auto path = dir + "/progress";
+  ck_assert(create_progress_file(path).ok());
+  const ProgressWriter writer(path);
+  writer.mark(42);
+  const auto marked = read_progress(path);
+  ck_assert(marked && marked->step && recent(marked->last));
+  ck_assert_uint_eq(*marked->step, 42);
+  // Fixed width: a shorter number replaces a longer one whole.
+  writer.mark(123456789012);
+  writer.mark(7);
+  ck_assert_uint_eq(*read_progress(path)->step, 7);
+  ck_assert_uint_eq(fs::file_size(path), 21);
+  fs::remove_all(dir);
+}
+END_TEST
+
+// The agent creates the file again for each attempt: the last attempt's
+// progress must not count for the next one.
+START_TEST(creating_again_forgets_the_last_attempt) {
+  const auto dir = scratch();
+  const auto path = dir + "/progress";
+  ck_assert(create_progress_file(path).ok());
+  ProgressWriter(path).mark(99);
+  ck_assert(create_progress_file(path).ok());
+  const auto again = read_progress(path);
+  ck_assert(again && again->last == system_clock::time_point{} && !again->step);
+  fs::remove_all(dir);
+}
+END_TEST
+
+// ddp-train without the agent's watch (no DDP_PROGRESS_FILE), or with a file
+// that is gone: marks are no-ops and create nothing.
+START_TEST(a_writer_without_a_file_marks_nothing) {
+  const auto dir = scratch();
+  ProgressWriter("").mark(1);
+  ProgressWriter(dir + "/absent").mark(1);
+  ck_assert(!fs::exists(dir + "/absent"));
+  ck_assert(!read_progress(dir + "/absent"));
+  fs::remove_all(dir);
+}
+END_TEST
+
+START_TEST(a_file_that_cannot_be_made_is_an_error_naming_it) {
+  const auto made = create_progress_file("/nonexistent-ddp-dir/progress");
+  ck_assert(!made.ok());
+  CK_CONTAINS(made.error(), "/nonexistent-ddp-dir/progress");
+}
+END_TEST
+
+Suite* progress_file_suite() {
+  return make_suite("progress_file",
+                    {a_created_file_reads_as_never_touched, a_mark_reads_back_as_its_step_and_a_recent_time,
+                     creating_again_forgets_the_last_attempt, a_writer_without_a_file_marks_nothing,
+                     a_file_that_cannot_be_made_is_an_error_naming_it});
+}
