@@ -15,7 +15,7 @@ releases=(22.05 23.02 23.11 24.05 24.11 25.05 25.11 26.05)
 flags=(-std=c++20 -fsyntax-only -Wall -Wextra -Werror -fPIC
   -I"$src/spank" -I"$src/common" -I"$build/common/generated"
   -DDDP_AGENT_DEFAULT_PATH=\"/usr/bin/ddp-agent\" -DDDP_CONFIG_DEFAULT_PATH=\"/etc/slurm/ddp.conf\")
-[[ -f $build/common/generated/ddp/version.hpp ]] || { echo "compile.sh: configure $build first" >&2; exit 1; }
+[[ -f $build/common/generated/ddp/base/version.hpp ]] || { echo "compile.sh: configure $build first" >&2; exit 1; }
 
 failed=()
 for release in "${releases[@]}"; do
