@@ -28,6 +28,8 @@ packages=(
   libssl-dev
   # unit tests, shell lint
   check shellcheck
+  # the size lint (tests/lint/size_limits.py): each function's first and last line
+  universal-ctags
   # the sanitizer build and the fuzz targets (tests/sanitize.sh): clang with its
   # ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable reports,
   # patchelf for the srun/sbatch/salloc copies that load the ASan runtime

@@ -24,7 +24,7 @@ namespace {
 // srun: the step's rendezvous secret. It travels in the step's environment
 // (SLURM_* variables survive --export=NONE), so only the job's own processes
 // know it; the agents prove it to each other without sending it (see
-// rdzv_protocol.hpp). spank_setenv() works only in the remote context, so it
+// ddp/wire/rdzv_protocol.hpp). spank_setenv() works only in the remote context, so it
 // goes into srun's own environment now, before srun copies that environment
 // for the step (later, in slurm_spank_local_user_init, would be too late).
 int make_step_secret() {

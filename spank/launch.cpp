@@ -25,7 +25,7 @@ int local_task(spank_t sp) {
   return id;
 }
 
-// On node 0, what must be free before anything starts (netif.hpp). In the
+// On node 0, what must be free before anything starts (ddp/node/netif.hpp). In the
 // agent shape node 0's coordinator checks MASTER_PORT itself, before every
 // attempt (it can then stop every node at once); here the rendezvous port.
 Status check_ports(const NodePlan& plan, bool agent_shape) {

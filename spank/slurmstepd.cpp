@@ -5,7 +5,7 @@
 //                         node 0's address (MASTER_ADDR) from slurmctld
 //   user_init     (euid user, real/saved uid root) once per node: site
 //                         environment; the step's facts and the node's
-//                         hardware, planned by plan_step (step_plan.hpp)
+//                         hardware, planned by plan_step (ddp/plan/step_plan.hpp)
 //   task_init     (user)  in each task, just before Slurm's exec, with the job
 //                         user's real, effective and saved ids: launch
 //                         ddp-agent (agent shape: prepended to the command on

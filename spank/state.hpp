@@ -32,7 +32,7 @@ struct PluginState {
   SiteConfig config;       // the site config, loaded on compute nodes only
   Settings settings;       // the config resolved for this node and partition
   std::string agent_path;  // plugstack agent= > site config Agent= > built-in
-  Shape shape = Shape::None;  // agent, task or batch (step_plan.hpp), once planned
+  Shape shape = Shape::None;  // agent, task or batch (ddp/plan/step_plan.hpp), once planned
   std::optional<std::string> master_addr;  // node 0's NodeAddr, looked up in init_post_opt (root)
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   std::optional<DeferredError> error;

@@ -1,5 +1,8 @@
-// Parsing of the small values users and admins type: counts, ports, modes.
-// Pure functions: every error message names the value and the accepted range.
+// The small values users and admins type (whole numbers, port ranges) and the
+// text helpers every part uses: trimming, splitting lists, quoting a value
+// safely in a message, durations. Pure functions; every parse error names the
+// value and the accepted range. (The worker mode is parsed in mode.hpp, CPU
+// lists in cpu_list.hpp.)
 #pragma once
 
 #include <chrono>

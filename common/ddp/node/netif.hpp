@@ -20,9 +20,6 @@ struct LocalRoute {
 // host's own addresses that is the interface holding it, not "lo".
 Result<LocalRoute> route_to(const std::string& ipv4_address);
 
-}  // namespace ddp
-
-namespace ddp {
 // The IPv4 address of interface `name` on this host (for MasterInterface=ib0).
 Result<std::string> interface_address(const std::string& name);
 
@@ -40,4 +37,5 @@ Status check_master_port_free(const std::string& node0_address, std::uint16_t po
 // The agents' rendezvous port, derived from PortRange: checked by the plugin
 // on node 0 before it starts the agent.
 Status check_rdzv_port_free(const std::string& node0_address, std::uint16_t port);
+
 }  // namespace ddp

@@ -1,7 +1,7 @@
-// The node's hardware as binding.hpp needs it: GPUs, RDMA NICs, their PCIe
+// The node's hardware as plan/binding.hpp needs it: GPUs, RDMA NICs, their PCIe
 // paths and the cores near each GPU. Effects: hwloc (this machine or an XML
 // export of another) and the NVIDIA driver's /proc files. Everything after
-// loading is pure planning on the returned values (binding.hpp).
+// loading is pure planning on the returned values (plan/binding.hpp).
 #pragma once
 
 #include <map>

@@ -58,6 +58,70 @@ const GpuInfo* find_gpu(const Topology& topo, const std::string& bus_id) {
   return nullptr;
 }
 
+// The topology's GPU for a bus id as the step spells it; null when the
+// topology does not show it (or the id is no bus id at all).
+const GpuInfo* locate_gpu(const Topology& topo, const std::string& gpu_bus_id) {
+  const auto bus_id = normalize_pci_bus_id(gpu_bus_id);
+  return bus_id ? find_gpu(topo, *bus_id) : nullptr;
+}
+
+// The NIC with the best path to topology GPU g into w; the lowest index wins
+// a tie. A NIC the topology gives no path to is never chosen.
+void choose_nic(const Topology& topo, std::size_t g, WorkerBinding& w) {
+  for (std::size_t k = 0; k < topo.nics.size(); ++k) {
+    if (g >= topo.gpu_nic_path.size() || k >= topo.gpu_nic_path[g].size()) break;
+    const PathType path = topo.gpu_nic_path[g][k];
+    if (!w.nic_path || path < *w.nic_path) {  // strict: the lowest index wins a tie
+      w.nic = topo.nics[k].name;
+      w.nic_path = path;
+    }
+  }
+}
+
+// Workers whose GPUs sit on the same cores share them; each such group is
+// split on its own, so two GPUs on package 0 and one on package 1 give the
+// lone GPU all of package 1 rather than a third of everything. Workers with no
+// local cores (local[i] empty) are left as they are.
+void share_local_cores(const std::vector<Cores>& local, std::vector<WorkerBinding>& workers) {
+  std::map<Cores, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < local.size(); ++i)
+    if (!local[i].empty()) groups[local[i]].push_back(i);
+  for (const auto& [cores, members] : groups) {
+    const auto shares = split_cores_fairly(cores, members.size());
+    for (std::size_t j = 0; j < members.size(); ++j) workers[members[j]].cpus = shares[j];
+  }
+}
+
+std::string unknown_gpu_warning(const std::string& gpu_bus_id, std::size_t local_rank) {
+  return "GPU " + gpu_bus_id + " of local rank " + std::to_string(local_rank) +
+         " is not in this node's hwloc topology, so that worker is left unbound (no CPU "
+         "pinning, no NIC choice); check that `lstopo-no-graphics --whole-io` lists the GPU "
+         "and that the step's GPU list matches /proc/driver/nvidia/gpus";
+}
+
+std::string far_cores_warning(const WorkerBinding& w, const GpuInfo& gpu, std::size_t local_rank) {
+  return "the step may use none of the cores local to GPU " + w.gpu_bus_id + " (CPUs " +
+         cpu_list(all_pus(gpu.local_cores)) + "), so local rank " + std::to_string(local_rank) + " runs on CPUs " +
+         (w.cpus.empty() ? std::string("(none: unbound)") : cpu_list(w.cpus)) +
+         " away from its GPU, which slows host-device copies; ask Slurm for cores next to the "
+         "GPUs (--gres-flags=enforce-binding, with Cores= set in gres.conf)";
+}
+
+// No local core allowed for the workers in `far`: the step's cpuset is
+// elsewhere (e.g. Slurm gave the job cores on the other socket). Each such
+// worker takes the share of the allowed cores it would get if all workers fell
+// back, which keeps the fallback workers apart from each other, and a warning.
+void place_far_workers(const Cores& allowed, const std::vector<std::size_t>& far,
+                       const std::vector<const GpuInfo*>& gpus, BindingPlan& plan) {
+  if (far.empty()) return;
+  const auto shares = split_cores_fairly(allowed, plan.workers.size());
+  for (std::size_t i : far) {
+    WorkerBinding& w = plan.workers[i];
+    w.cpus = shares[i];
+    plan.warnings.push_back(far_cores_warning(w, *gpus[i], i));
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(PathType type) {
@@ -126,59 +190,21 @@ BindingPlan plan_gpu_binding(const Topology& topo, const std::vector<std::string
   plan.workers.resize(n);
   std::vector<const GpuInfo*> gpus(n, nullptr);  // per worker: its GPU in the topology
   std::vector<Cores> local(n);                   // per worker: its GPU's local cores the step may use
-  std::vector<std::size_t> fallback;
+  std::vector<std::size_t> far;                  // workers whose GPU has no local core the step may use
   for (std::size_t i = 0; i < n; ++i) {
     WorkerBinding& w = plan.workers[i];
     w.gpu_bus_id = gpu_bus_ids[i];
-    const auto bus_id = normalize_pci_bus_id(gpu_bus_ids[i]);
-    const GpuInfo* gpu = gpus[i] = bus_id ? find_gpu(topo, *bus_id) : nullptr;
-    if (!gpu) {
-      plan.warnings.push_back("GPU " + gpu_bus_ids[i] + " of local rank " + std::to_string(i) +
-                              " is not in this node's hwloc topology, so that worker is left unbound (no CPU "
-                              "pinning, no NIC choice); check that `lstopo-no-graphics --whole-io` lists the GPU "
-                              "and that the step's GPU list matches /proc/driver/nvidia/gpus");
+    gpus[i] = locate_gpu(topo, w.gpu_bus_id);
+    if (!gpus[i]) {
+      plan.warnings.push_back(unknown_gpu_warning(w.gpu_bus_id, i));
       continue;
     }
-    const auto g = std::size_t(gpu - topo.gpus.data());
-    for (std::size_t k = 0; k < topo.nics.size(); ++k) {
-      if (g >= topo.gpu_nic_path.size() || k >= topo.gpu_nic_path[g].size()) break;
-      const PathType path = topo.gpu_nic_path[g][k];
-      if (!w.nic_path || path < *w.nic_path) {  // strict: the lowest index wins a tie
-        w.nic = topo.nics[k].name;
-        w.nic_path = path;
-      }
-    }
-    local[i] = intersect(gpu->local_cores, allowed_pus);
-    if (local[i].empty()) fallback.push_back(i);
+    choose_nic(topo, std::size_t(gpus[i] - topo.gpus.data()), w);
+    local[i] = intersect(gpus[i]->local_cores, allowed_pus);
+    if (local[i].empty()) far.push_back(i);
   }
-
-  // Workers whose GPUs sit on the same cores share them; each such group is
-  // split on its own, so two GPUs on package 0 and one on package 1 give the
-  // lone GPU all of package 1 rather than a third of everything.
-  std::map<Cores, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < n; ++i)
-    if (!local[i].empty()) groups[local[i]].push_back(i);
-  for (const auto& [cores, members] : groups) {
-    const auto shares = split_cores_fairly(cores, members.size());
-    for (std::size_t j = 0; j < members.size(); ++j) plan.workers[members[j]].cpus = shares[j];
-  }
-
-  // No local core allowed: the step's cpuset is elsewhere (e.g. Slurm gave the
-  // job cores on the other socket). Each such worker takes the share of the
-  // allowed cores it would get if all workers fell back, which keeps the
-  // fallback workers apart from each other.
-  if (!fallback.empty()) {
-    const auto shares = split_cores_fairly(allowed, n);
-    for (std::size_t i : fallback) {
-      WorkerBinding& w = plan.workers[i];
-      w.cpus = shares[i];
-      plan.warnings.push_back("the step may use none of the cores local to GPU " + w.gpu_bus_id + " (CPUs " +
-                              cpu_list(all_pus(gpus[i]->local_cores)) + "), so local rank " + std::to_string(i) +
-                              " runs on CPUs " + (w.cpus.empty() ? std::string("(none: unbound)") : cpu_list(w.cpus)) +
-                              " away from its GPU, which slows host-device copies; ask Slurm for cores next to the "
-                              "GPUs (--gres-flags=enforce-binding, with Cores= set in gres.conf)");
-    }
-  }
+  share_local_cores(local, plan.workers);
+  place_far_workers(allowed, far, gpus, plan);
   return plan;
 }
 

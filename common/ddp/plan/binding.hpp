@@ -1,5 +1,5 @@
 // Which CPUs and which NIC each worker of a node should use. Pure planning on
-// value types: the hwloc side (topology.hpp) turns a machine or an XML export
+// value types: the hwloc side (node/topology.hpp) turns a machine or an XML export
 // into a Topology, and everything here works on that, so the planner is tested
 // on real topologies without their hardware.
 //

@@ -101,9 +101,6 @@ Status check_no_kill(const DdpRequest& request, bool no_kill) {
               "DOWN (SlurmdTimeout after the loss), the training that went on meanwhile with it");
 }
 
-}  // namespace ddp
-
-namespace ddp {
 Status validate(const DdpRequest& request) {
   if (!request.active()) return Ok{};
   if (request.mode == Mode::Cpu && request.gpus)
@@ -116,9 +113,6 @@ Status validate(const DdpRequest& request) {
         "--ddp-gpus and --ddp-procs both given; use --ddp-gpus=N for GPU workers or --ddp-procs=N for CPU workers");
   return Ok{};
 }
-}  // namespace ddp
-
-namespace ddp {
 
 namespace {
 bool given(const DdpRequest& request, std::string_view option) {

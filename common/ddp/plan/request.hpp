@@ -16,8 +16,6 @@
 
 namespace ddp {
 
-
-
 struct DdpRequest {
   bool enabled = false;    // --ddp or any option that implies it
   bool opted_out = false;  // --no-ddp: wins over everything, also inherited --ddp
@@ -91,15 +89,10 @@ inline constexpr EnvEquivalent kEnvEquivalents[] = {
 // callbacks run twice with the same value.
 Status apply_option(DdpRequest& request, std::string_view option, const char* value);
 
-}  // namespace ddp
-
-namespace ddp {
 // Checks that need no node: contradictions between options. srun runs it before
 // anything is allocated, so a typo costs the user seconds, not a queue wait.
 Status validate(const DdpRequest& request);
-}  // namespace ddp
 
-namespace ddp {
 // Applies the DDP_* variables for every option the command line did not give.
 // `lookup(name)` returns the variable's value or nullopt.
 Status apply_environment(DdpRequest& request, const std::function<std::optional<std::string>(const char*)>& lookup);
@@ -131,4 +124,5 @@ bool asks_no_kill(const std::vector<std::string>& words);
 // set). Without it Slurm kills the whole step once it declares the lost node
 // DOWN, with the training that resumed meanwhile.
 Status check_no_kill(const DdpRequest& request, bool no_kill);
+
 }  // namespace ddp

@@ -178,7 +178,7 @@ std::vector<std::string> gpu_bus_ids(const Settings& settings, const NodePlan& p
 
 // Worker i's entry of CUDA_VISIBLE_DEVICES: an index, or a GPU-/MIG- UUID.
 // An entry with '|' or ';' is none of those (CUDA would see no device) and
-// would not fit the placements' text form (placement.hpp): left out, and said.
+// would not fit the placements' text form (wire/placement.hpp): left out, and said.
 std::string worker_gpu(const StepFacts& facts, std::uint32_t i, const std::string& node,
                        std::vector<std::string>& warnings) {
   if (i >= facts.visible_gpus.size()) return std::to_string(i);

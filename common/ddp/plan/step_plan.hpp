@@ -67,7 +67,7 @@ struct StepFacts {
 Status check_step_command(const StepFacts& facts);
 
 // The node's hardware as the placement needs it, loaded by the plugin (hwloc:
-// topology.hpp) before planning. GPU minors are used in GPU mode only.
+// node/topology.hpp) before planning. GPU minors are used in GPU mode only.
 struct NodeHardware {
   Result<Topology> topology = fail("the node's topology was not loaded");
   Result<std::map<unsigned, std::string>> gpu_minors = std::map<unsigned, std::string>{};  // /dev/nvidiaN -> bus id

@@ -45,7 +45,7 @@ Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_
 Status check_task_gpu_view(std::size_t visible_gpus, std::uint32_t local_rank, std::uint32_t local_tasks,
                            bool one_gpu_per_worker);
 
-
 // SLURM_TASKS_PER_NODE ("2(x3),1") expanded to one count per node: [2, 2, 2, 1].
 Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text);
+
 }  // namespace ddp

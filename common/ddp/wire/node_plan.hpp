@@ -33,8 +33,8 @@ struct NodePlan {
   std::uint32_t world_size = 1;    // workers on all nodes
   std::string master_addr;         // address of node 0, as Slurm publishes it
   std::uint16_t master_port = 0;   // attempt 0's
-  bool master_port_fixed = false;  // --ddp-port: every attempt uses it; else derive_port per attempt
-  std::uint32_t job_id = 0;        // with step_id and port_range: derive_port for later attempts
+  bool master_port_fixed = false;  // --ddp-port: every attempt uses it; else derived per attempt
+  std::uint32_t job_id = 0;        // with step_id and port_range: derive_port (plan/ports.hpp), later attempts
   std::uint32_t step_id = 0;
   PortRange port_range{20000, 29999};
   std::uint16_t rdzv_port = 0;                // the agents' rendezvous on node 0 (never MASTER_PORT)
@@ -48,7 +48,7 @@ struct NodePlan {
   bool requeue = false;                     // --ddp-requeue: node 0 requeues the job after Slurm's warning
   std::uint32_t requeue_wait_ms = 60000;    // ... once every worker has ended, or after this long
   std::uint32_t hang_timeout_ms = 0;        // a worker without progress this long is a hang (0: off)
-  std::uint32_t spares = 0;                 // --ddp-spares: the step's last K nodes wait (roster.hpp)
+  std::uint32_t spares = 0;                 // --ddp-spares: the step's last K nodes wait (plan/roster.hpp)
   std::uint32_t min_nodes = 0;              // --ddp-min-nodes: the fewest groups to go on with (0: no shrinking)
   // GROUP_RANK and GROUP_WORLD_SIZE: node_rank and nnodes - spares at first (a
   // spare's group_rank means nothing until a START gives it a group).

@@ -11,7 +11,7 @@
 
 namespace ddp {
 
-// Worked out by the plugin (hwloc, binding.hpp), applied by the agent (or by
+// Worked out by the plugin (hwloc, plan/binding.hpp), applied by the agent (or by
 // the plugin itself in the task shape). Empty fields: not bound.
 struct WorkerPlacement {
   std::string gpu;         // this worker's entry of CUDA_VISIBLE_DEVICES

@@ -113,7 +113,7 @@ class LineReader {
 };
 
 // Authentication: a per-job secret both ends know; challenge-response, the secret never on the wire.
-//   coordinator -> agent : CHALLENGE version=.. release=.. run=<run id> nonce=<32 random bytes hex>
+//   coordinator -> agent : CHALLENGE version=<kProtocolVersion> release=<slurm-ddp's> run=<run id> nonce=<32 random bytes hex>
 //   agent -> coordinator : RESPONSE node=<node rank> cnonce=<hex> mac=<client_mac(...)> version=.. release=..
 //   coordinator -> agent : WELCOME mac=<server_mac(...)>     (mutual: the agent checks it)
 //                      or REFUSED reason=<text>
