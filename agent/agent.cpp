@@ -1,10 +1,7 @@
 #include "agent.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +11,6 @@
 
 #include "ddp/base/parse.hpp"
 #include "ddp/node/netif.hpp"
-#include "ddp/plan/ports.hpp"
 #include "ddp/wire/failure.hpp"
 #include "duties/hang_monitor.hpp"
 #include "duties/health_check.hpp"
@@ -29,15 +25,13 @@
 #include "workers/run_files.hpp"
 #include "workers/worker_failure.hpp"
 #include "workers/worker_group.hpp"
+#include "workers/worker_stop.hpp"
 
 namespace ddp::agent {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-// After SIGKILL, how long to wait for the kernel to end a worker (one stuck in
-// uninterruptible I/O, say) before the agent goes on without it.
-constexpr std::chrono::seconds kKillWait{5};
 
 std::string host_name() {
   char buf[256] = {};
@@ -66,7 +60,6 @@ class Agent {
  private:
   // Setting up, serving, leaving.
   std::optional<int> set_up();
-  CoordinatorConfig coordinator_config() const;
   Status start_coordinator();
   void start_client();
   Status serve();
@@ -107,16 +100,7 @@ class Agent {
   std::optional<RdzvClient> client_;
   Attempt attempt_;                               // the current one, from its START
   std::vector<std::optional<WorkerExit>> exits_;  // this attempt's, by local rank
-  // Stopping the workers is a state of the event loop, not a wait: the first
-  // signal now, SIGKILL when the grace is over, the lifecycle's WorkersStopped
-  // once the last worker is reaped. Heartbeats, the coordinator and the
-  // workers' output (a checkpoint being written, its log lines) go on meanwhile.
-  // In force while life_.stopping_workers.
-  struct StopTimers {
-    Clock::time_point kill_at;
-    std::optional<Clock::time_point> given_up_at;  // SIGKILL sent; wait at most until then
-  };
-  StopTimers stop_;
+  WorkerStop stop_;  // while life_.stopping_workers
   HangMonitor hang_;
   HealthCheck health_;
   Requeuer requeue_;
@@ -128,6 +112,7 @@ Agent::Agent(AgentSpec spec)
       host_(host_name()),
       group_(spec_.workers_nofile),
       output_(spec_.output),
+      stop_(group_, spec_.grace, spec_.plan.node_rank, spec_.plan.verbose),
       hang_(std::chrono::milliseconds(spec_.plan.hang_timeout_ms)),
       health_(spec_.plan.health_check, std::chrono::milliseconds(spec_.plan.health_check_timeout_ms),
               spec_.plan.node_rank, host_),
@@ -142,14 +127,10 @@ bool Agent::step(Event event) {
   const Transition t = next_state(life_, event);
   if (t.ignored) return false;
   life_ = t.next;
-  if (t.kill_workers) {
-    group_.signal_all(SIGKILL);
-    if (life_.stopping_workers) stop_.kill_at = Clock::now();
-  }
+  if (t.kill_workers) stop_.kill_now();
   if (t.report_stopped) client_->report_stopped(attempt_.number, health_.take_verdict());
   if (t.signal_workers) {
-    stop_ = StopTimers{Clock::now() + spec_.grace, std::nullopt};
-    group_.signal_all(t.signal_workers);
+    stop_.begin(t.signal_workers);
     tick_stopping();
   }
   return true;
@@ -157,21 +138,7 @@ bool Agent::step(Event event) {
 
 // From the loop (every 100 ms) and on SIGCHLD while stopping.
 void Agent::tick_stopping() {
-  if (!life_.stopping_workers) return;
-  group_.reap();
-  if (group_.running() == 0) return stopped();
-  const auto now = Clock::now();
-  if (!stop_.given_up_at && now >= stop_.kill_at) {
-    if (spec_.plan.verbose)
-      spdlog::warn("node {}: {} worker(s) still running after the {} ms grace: SIGKILL", spec_.plan.node_rank,
-                   group_.running(), spec_.grace.count());
-    group_.signal_all(SIGKILL);
-    stop_.given_up_at = now + kKillWait;
-  } else if (stop_.given_up_at && now >= *stop_.given_up_at) {
-    spdlog::warn("node {}: {} worker(s) did not end {} s after SIGKILL (stuck in the kernel?); going on without them",
-                 spec_.plan.node_rank, group_.abandon_running(), kKillWait.count());
-    stopped();
-  }
+  if (life_.stopping_workers && stop_.done()) stopped();
 }
 
 void Agent::stopped() {
@@ -430,44 +397,9 @@ std::optional<int> Agent::set_up() {
   return std::nullopt;
 }
 
-CoordinatorConfig Agent::coordinator_config() const {
-  const NodePlan& plan = spec_.plan;
-  CoordinatorConfig cc;
-  cc.run_id = plan.run_id;
-  cc.secret = spec_.secret;
-  cc.nnodes = plan.nnodes;
-  cc.max_restarts = plan.max_restarts;
-  cc.spares = plan.spares;
-  cc.min_nodes = plan.min_nodes;
-  cc.master_addr = plan.master_addr;
-  // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
-  // which only node 0 knows; START carries it to everyone.
-  if (!plan.master_interface.empty()) {
-    if (auto addr = interface_address(plan.master_interface))
-      cc.master_addr = *addr;
-    else  // said to every node once they have all arrived, not left to their timeouts
-      cc.setup_error = "MasterInterface=" + plan.master_interface + " from the site config: node 0 (" + host_ +
-                       "): " + addr.error() + "; fix the site config or the node's network";
-  }
-  if (spec_.standalone) {
-    const auto addr = plan.master_addr;
-    const auto first = plan.master_port;
-    const bool fixed = plan.master_port_fixed;
-    cc.master_port = [addr, first, fixed](std::uint32_t attempt) {
-      return attempt == 0 || fixed ? first : free_port(addr);
-    };
-  } else {
-    cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
-  }
-  cc.verbose = plan.verbose;
-  cc.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
-  cc.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
-  return cc;
-}
-
 // Node 0: the rendezvous every agent (this one too) connects to.
 Status Agent::start_coordinator() {
-  coordinator_.emplace(loop_, coordinator_config());
+  coordinator_.emplace(loop_, CoordinatorConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_));
   if (auto ok = coordinator_->listen(spec_.standalone ? 0 : spec_.plan.rdzv_port); !ok) return ok;
   if (spec_.plan.verbose)
     spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}, stop grace {} ms", host_, spec_.plan.nnodes,
@@ -476,19 +408,8 @@ Status Agent::start_coordinator() {
 }
 
 void Agent::start_client() {
-  const NodePlan& plan = spec_.plan;
-  ClientConfig cfg;
-  cfg.run_id = plan.run_id;
-  cfg.secret = spec_.secret;
-  cfg.node_rank = plan.node_rank;
-  cfg.nproc = plan.nproc;
-  cfg.workers = plan.placements;
-  cfg.host = host_;
-  cfg.coordinator_addr = spec_.standalone ? "127.0.0.1" : plan.master_addr;
-  cfg.coordinator_port = coordinator_ ? coordinator_->port() : plan.rdzv_port;
-  cfg.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
-  cfg.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
-  client_.emplace(loop_, std::move(cfg),
+  const std::uint16_t port = coordinator_ ? coordinator_->port() : spec_.plan.rdzv_port;
+  client_.emplace(loop_, ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, port),
                   RdzvClient::Events{[this](const rdzv::Start& s) { on_start(s); },
                                      [this](std::uint32_t a) { on_stop(a); },
                                      [this](const Verdict& v) { on_done(v); },
@@ -548,21 +469,6 @@ int Agent::run() {
 }
 
 }  // namespace
-
-std::uint16_t free_port(const std::string& address) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return 0;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  inet_pton(AF_INET, address.c_str(), &addr.sin_addr);
-  socklen_t len = sizeof addr;
-  std::uint16_t port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
 
 int run_agent(AgentSpec spec) { return Agent(std::move(spec)).run(); }
 

@@ -8,9 +8,6 @@
 // beside them (duties/: the hang watch, the site's health check, the requeue).
 #pragma once
 
-#include <cstdint>
-#include <string>
-
 #include "spec.hpp"
 
 namespace ddp::agent {
@@ -19,9 +16,5 @@ namespace ddp::agent {
 // worker's code (128 + signal when killed), 1 for a lost node or a failed
 // rendezvous, or 128 + the signal that stopped the agent.
 int run_agent(AgentSpec spec);
-
-// A TCP port free on `address` right now (standalone, like torchrun
-// --standalone). 0 when none could be found.
-std::uint16_t free_port(const std::string& address);
 
 }  // namespace ddp::agent

@@ -18,6 +18,7 @@
 #include "ddp/base/bounds.hpp"
 #include "ddp/base/version.hpp"
 #include "ddp/node/limits.hpp"
+#include "ddp/node/netif.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "workers/worker_group.hpp"
 
@@ -123,7 +124,7 @@ Status standalone_plan(const Options& o, agent::AgentSpec& config) {
   plan.mode = Mode::Cpu;
   plan.nproc = plan.world_size = o.nproc;
   plan.master_addr = o.master_addr;
-  plan.master_port = o.master_port ? o.master_port : agent::free_port(o.master_addr);
+  plan.master_port = o.master_port ? o.master_port : ddp::free_port(o.master_addr);
   if (plan.master_port == 0) return fail("no free TCP port on " + o.master_addr + "; give one with --master-port");
   plan.max_restarts = o.max_restarts;
   plan.verbose = o.verbose;

@@ -4,6 +4,7 @@
 
 #include "ddp/base/parse.hpp"
 #include "ddp/node/netif.hpp"
+#include "ddp/plan/ports.hpp"
 
 namespace ddp::agent {
 
@@ -30,6 +31,36 @@ Failure without_output(Failure f) {
 HangSuspicion suspicion_of(const HangFacts& hang) {
   // A rank that never signalled is behind every rank that did: step 0.
   return {std::uint64_t(hang.where), hang.never ? 0 : hang.step.value_or(~0ull), hang.since_ms};
+}
+
+CoordinatorConfig CoordinatorConfig::for_plan(const NodePlan& plan, std::string secret, bool standalone,
+                                              const std::string& host) {
+  CoordinatorConfig cc;
+  cc.run_id = plan.run_id;
+  cc.secret = std::move(secret);
+  cc.nnodes = plan.nnodes;
+  cc.max_restarts = plan.max_restarts;
+  cc.spares = plan.spares;
+  cc.min_nodes = plan.min_nodes;
+  cc.master_addr = plan.master_addr;
+  // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
+  // which only node 0 knows; START carries it to everyone.
+  if (!plan.master_interface.empty()) {
+    if (auto addr = interface_address(plan.master_interface))
+      cc.master_addr = *addr;
+    else  // said to every node once they have all arrived, not left to their timeouts
+      cc.setup_error = "MasterInterface=" + plan.master_interface + " from the site config: node 0 (" + host +
+                       "): " + addr.error() + "; fix the site config or the node's network";
+  }
+  if (standalone)
+    cc.master_port = [addr = plan.master_addr, first = plan.master_port, fixed = plan.master_port_fixed](
+                         std::uint32_t attempt) { return attempt == 0 || fixed ? first : free_port(addr); };
+  else
+    cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
+  cc.verbose = plan.verbose;
+  cc.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
+  cc.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
+  return cc;
 }
 
 Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)

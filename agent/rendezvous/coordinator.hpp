@@ -24,10 +24,11 @@
 #include <vector>
 
 #include "ddp/plan/roster.hpp"
-#include "ddp/wire/placement.hpp"
-#include "event_loop.hpp"
 #include "ddp/wire/failure.hpp"
+#include "ddp/wire/node_plan.hpp"
+#include "ddp/wire/placement.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
+#include "event_loop.hpp"
 #include "rendezvous/rdzv_gate.hpp"
 
 namespace ddp::agent {
@@ -51,6 +52,12 @@ struct CoordinatorConfig {
   std::size_t max_pending = 64;
   std::string setup_error;  // node 0 cannot run the step: the verdict, once every node has arrived
   bool verbose = false;     // print the step's plan (every node's workers) once all have joined
+
+  // Node 0's, from its plan. `standalone`: one machine, MASTER_PORT chosen
+  // free for each attempt unless the plan fixes it. `host` names node 0 in
+  // the MasterInterface error.
+  static CoordinatorConfig for_plan(const NodePlan& plan, std::string secret, bool standalone,
+                                    const std::string& host);
 };
 
 // A node's hang suspect (--ddp-hang-timeout), the smaller the likelier: where

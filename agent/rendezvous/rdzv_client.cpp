@@ -39,6 +39,22 @@ Result<in_addr> resolve(const std::string& host) {
 
 }  // namespace
 
+ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bool standalone, std::string host,
+                                    std::uint16_t coordinator_port) {
+  ClientConfig cfg;
+  cfg.run_id = plan.run_id;
+  cfg.secret = std::move(secret);
+  cfg.node_rank = plan.node_rank;
+  cfg.nproc = plan.nproc;
+  cfg.workers = plan.placements;
+  cfg.host = std::move(host);
+  cfg.coordinator_addr = standalone ? "127.0.0.1" : plan.master_addr;
+  cfg.coordinator_port = coordinator_port;
+  cfg.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
+  cfg.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
+  return cfg;
+}
+
 RdzvClient::RdzvClient(EventLoop& loop, ClientConfig config, Events events)
     : loop_(loop), config_(std::move(config)), events_(std::move(events)) {}
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ddp/wire/failure.hpp"
+#include "ddp/wire/node_plan.hpp"
 #include "ddp/wire/placement.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "event_loop.hpp"
@@ -32,6 +33,11 @@ struct ClientConfig {
   std::uint16_t coordinator_port = 0;
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
+
+  // A node's, from its plan; `coordinator_port` is where node 0's coordinator
+  // listens (standalone: on loopback).
+  static ClientConfig for_plan(const NodePlan& plan, std::string secret, bool standalone, std::string host,
+                               std::uint16_t coordinator_port);
 };
 
 class RdzvClient {

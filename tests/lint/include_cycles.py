@@ -15,8 +15,10 @@ neither place is looked up in every folder's include directories as a last
 resort. Includes that name no file of the tree (system, Slurm and generated
 headers) are left out. A file in part X that includes a file in part Y is an
 edge X -> Y; any cycle among the edges fails the test, printed with one
-example include for each of its edges. Without a cycle the edges are printed,
-so the log shows the layering.
+example include for each of its edges. The layers of common/ddp also have an
+order (LAYER_ORDER): a layer includes only the ones before it, so an include
+from a layer into a later one fails too, even where it closes no cycle yet.
+Without a failure the edges are printed, so the log shows the layering.
 
 Standard library only: it runs on Debian's python3 with nothing installed.
 """
@@ -30,6 +32,8 @@ import tempfile
 SOURCE_SUFFIXES = (".c", ".cpp", ".hpp", ".h", ".cu", ".cuh")
 TOP_PARTS = ("agent", "spank", "trainer", "bench", "tests", "common")
 LAYERS_DIR = "common/ddp"  # each folder in it is a part of its own
+# The layers, each including only the ones before it (common/CMakeLists.txt says why).
+LAYER_ORDER = ("base", "wire", "site", "plan", "node")
 
 # The include directories (relative to the source dir, in the compiler's
 # search order) of the targets built from each folder; the longest matching
@@ -263,6 +267,22 @@ def find_cycles(edges):
     return [(comp, shortest_cycle(comp, succ)) for comp in strongly_connected(nodes, succ)]
 
 
+def layer_violations(edges):
+    """Includes from a layer of common/ddp into a later one, and layers LAYER_ORDER does not name."""
+    found, problems = [], []
+    for (x, y), incs in sorted(edges.items()):
+        layers = [p[len(LAYERS_DIR) + 1:] for p in (x, y) if p.startswith(LAYERS_DIR + "/")]
+        if len(layers) != 2:
+            continue
+        unknown = [name for name in layers if name not in LAYER_ORDER]
+        if unknown:
+            problems.append("%s/%s is not in LAYER_ORDER: give it its place among %s"
+                            % (LAYERS_DIR, unknown[0], ", ".join(LAYER_ORDER)))
+        elif LAYER_ORDER.index(layers[1]) > LAYER_ORDER.index(layers[0]):
+            found.append((x, y, incs))
+    return found, sorted(set(problems))
+
+
 def example(inc):
     return '%s:%d includes "%s" (%s, found %s)' % (inc.source, inc.line, inc.text, inc.target, inc.how)
 
@@ -272,8 +292,13 @@ def check(root, out=sys.stdout):
     includes, problems = scan(root)
     edges = build_graph(includes)
     cycles = find_cycles(edges)
-    for p in problems:
+    upward, unordered = layer_violations(edges)
+    for p in problems + unordered:
         print("include_cycles: " + p, file=out)
+    for x, y, incs in upward:
+        print("include_cycles: %s includes the later layer %s (%d include%s), e.g. %s; the layers go %s, each "
+              "including only the ones before it" % (x, y, len(incs), "" if len(incs) == 1 else "s",
+                                                      example(incs[0]), " < ".join(LAYER_ORDER)), file=out)
     if cycles:
         for comp, cycle in cycles:
             print("include_cycles: include cycle between the parts: " + " -> ".join(cycle), file=out)
@@ -286,9 +311,9 @@ def check(root, out=sys.stdout):
                 print("  (these parts all reach each other through includes: %s)" % ", ".join(comp), file=out)
         print("include_cycles: parts must include each other one way only; move the code, or the include, "
               "that closes each cycle", file=out)
-    if cycles or problems:
+    if cycles or problems or upward or unordered:
         return 1
-    print("include_cycles: no cycle; %d includes between parts, %d edges:"
+    print("include_cycles: no cycle, layers in order; %d includes between parts, %d edges:"
           % (sum(len(v) for v in edges.values()), len(edges)), file=out)
     for (x, y), incs in sorted(edges.items()):
         print("  %-18s -> %-18s %4d" % (x, y, len(incs)), file=out)
@@ -386,6 +411,16 @@ def self_test():
     _, _, edges, cycles = run(wire_plan)
     expect("wire <-> plan is reported as the cycle, got %s" % cycles,
            [c for _, c in cycles] == [["common/ddp/plan", "common/ddp/wire", "common/ddp/plan"]])
+
+    # site -> plan closes no cycle, but plan comes after site: refused all the same.
+    upward_site = dict(layered)
+    upward_site["common/ddp/site/config.hpp"] = '#include "ddp/plan/step.hpp"\n'
+    _, _, edges, cycles = run(upward_site)
+    upward, _ = layer_violations(edges)
+    expect("site -> plan is an include into a later layer, got %s" % upward,
+           not cycles and [(x, y) for x, y, _ in upward] == [("common/ddp/site", "common/ddp/plan")])
+    _, unordered = layer_violations({("common/ddp/new", "common/ddp/base"): []})
+    expect("a layer missing from LAYER_ORDER is named", unordered and "common/ddp/new" in unordered[0])
 
     # Three layers in one tangle: its shortest cycle is reported, and all its parts.
     tangle = dict(wire_plan)

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "agent.hpp"
+#include "ddp/node/netif.hpp"
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
@@ -36,7 +37,7 @@ agent::AgentSpec config(std::uint32_t nproc, std::string script, std::uint32_t r
   c.plan.run_id = "unit";
   c.plan.nproc = c.plan.world_size = nproc;
   c.plan.master_addr = "127.0.0.1";
-  c.plan.master_port = agent::free_port("127.0.0.1");
+  c.plan.master_port = ddp::free_port("127.0.0.1");
   c.plan.max_restarts = restarts;
   c.command = {"/bin/sh", "-c", std::move(script)};
   c.grace = std::chrono::milliseconds(2000);

@@ -92,6 +92,18 @@ Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port) 
   return fail("cannot test port " + std::to_string(port) + " on " + ipv4_address + ": " + std::strerror(errno));
 }
 
+std::uint16_t free_port(const std::string& ipv4_address) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (inet_pton(AF_INET, ipv4_address.c_str(), &addr.sin_addr) != 1) return 0;
+  Fd sock{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
+  socklen_t len = sizeof addr;
+  if (sock.fd < 0 || ::bind(sock.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(sock.fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
+    return 0;
+  return ntohs(addr.sin_port);
+}
+
 Status check_master_port_free(const std::string& node0_address, std::uint16_t port) {
   if (const auto free = tcp_port_free(node0_address, port); free && !*free)
     return fail("MASTER_PORT " + std::to_string(port) + " is already in use on node 0 (" + node0_address +

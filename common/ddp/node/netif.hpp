@@ -27,6 +27,10 @@ Result<std::string> interface_address(const std::string& name);
 // PyTorch's TCPStore binds). A port another process listens on is not free.
 Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port);
 
+// A TCP port free on `ipv4_address` right now, as the kernel picks one
+// (standalone runs, like torchrun --standalone). 0 when none could be found.
+std::uint16_t free_port(const std::string& ipv4_address);
+
 // The two ports node 0 must find free before workers start (racy by nature:
 // these catch the common case, another job holding the port, not a bind
 // race; when the check itself fails they pass and the workers will tell).
