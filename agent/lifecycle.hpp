@@ -73,7 +73,7 @@ struct Event {
     AllFinished,     // every worker exited 0 (agent.cpp sent FINISHED) -> WaitOrders
     WorkersStopped,  // the last worker reaped -> WaitOrders (STOPPED) or Done
     HealthVerdict,   // the HealthCheck ended -> STOPPED if it waited for it
-    Verdict,         // DONE, ABORT or BYE (`value`: the code) -> Done once stopped
+    Verdict,         // DONE or BYE (`value`: the code) -> Done once stopped
     Lost,            // the coordinator is lost -> Done once stopped
     Signal,          // a terminating signal (`value`) -> Done(128 + signal) once stopped
   };

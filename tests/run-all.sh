@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packaging/install-deps.sh
-cmake -S . -B build -DDDP_WERROR=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
+cmake -S . -B build -DDDP_WERROR=ON -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -L "unit|lint"
 

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "ddp/base/parse.hpp"
 #include "ddp/node/netif.hpp"
 #include "ddp/plan/ports.hpp"
@@ -239,7 +241,10 @@ void Coordinator::on_hanging(std::uint32_t node, const rdzv::Hanging& hanging) {
 void Coordinator::note_hang(std::uint32_t node, const Failure& failure) {
   if (!hang_) hang_.emplace();
   if (hang_->noticed_only) hang_->decide_at = Clock::now() + kHangSettle;  // from the first report
-  hang_->stalled.push_back({node, failure.hang->stalled});
+  // The other nodes' stalled ranks wait for the culprit: in rank order.
+  auto ranks = failure.hang->stalled;
+  std::sort(ranks.begin(), ranks.end());
+  hang_->stalled.push_back({node, std::move(ranks)});
   const auto suspicion = suspicion_of(*failure.hang);
   if (hang_->noticed_only || suspicion < hang_->suspicion) {
     hang_->noticed_only = false;

@@ -33,7 +33,7 @@ struct WorkerExit {
 class WorkerGroup {
  public:
   // Node 0's coordinator holds one socket per node: the agent raises its own
-  // soft open-files limit (ddp/limits.hpp) and gives the workers back the
+  // soft open-files limit (ddp/node/limits.hpp) and gives the workers back the
   // limit they would have had, `workers_nofile` (none: the agent's own).
   explicit WorkerGroup(std::optional<rlimit> workers_nofile = std::nullopt) : workers_nofile_(workers_nofile) {}
   WorkerGroup(const WorkerGroup&) = delete;

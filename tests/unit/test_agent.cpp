@@ -249,9 +249,15 @@ START_TEST(a_silent_worker_is_named_as_the_hang) {
     ck_assert_msg(entry.path().filename().string().rfind("core", 0) != 0, "a core file: %s",
                   entry.path().c_str());
   const pid_t inner = pid_t(std::stol(slurp(fs::path(dir) / "inner")));
-  // Gone, or a zombie its new parent has not reaped yet.
-  std::string state = slurp("/proc/" + std::to_string(inner) + "/stat");
-  state = state.empty() ? "gone" : state.substr(state.rfind(')') + 2, 1);
+  // Gone, or a zombie its new parent has not reaped yet. SIGABRT reached it
+  // with its group; on a loaded machine its exit may still be under way
+  // (state R) when the agent has reaped the wrapper: it gets a few seconds.
+  std::string state;
+  for (int i = 0; i < 300; ++i, usleep(10000)) {
+    state = slurp("/proc/" + std::to_string(inner) + "/stat");
+    state = state.empty() ? "gone" : state.substr(state.rfind(')') + 2, 1);
+    if (state == "gone" || state == "Z") break;
+  }
   ck_assert_msg(state == "gone" || state == "Z", "the hung process inside the wrapper (pid %d) is in state %s",
                 int(inner), state.c_str());
   fs::remove_all(dir);
@@ -428,6 +434,40 @@ class Peer {
   bool eof_ = false;
 };
 
+// A listening socket standing in for node 0's coordinator, for the client's tests.
+class FakeCoordinator {
+ public:
+  FakeCoordinator() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    socklen_t len = sizeof addr;
+    ck_assert_int_eq(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ck_assert_int_eq(::listen(fd_, 8), 0);
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~FakeCoordinator() { ::close(fd_); }
+  FakeCoordinator(const FakeCoordinator&) = delete;
+  FakeCoordinator& operator=(const FakeCoordinator&) = delete;
+  std::uint16_t port() const { return port_; }
+  // The next agent's connection, the loop turning meanwhile.
+  int accept(Rig& rig) {
+    const auto end = Clock::now() + milliseconds(3000);
+    for (;;) {
+      const int fd = ::accept4(fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0) return fd;
+      ck_assert_msg(Clock::now() < end, "the agent did not connect");
+      rig.turn();
+    }
+  }
+
+ private:
+  int fd_ = -1;
+  std::uint16_t port_ = 0;
+};
+
 // A RESPONSE line as an agent for `node` writes it, for the challenge `snonce`.
 std::string response(const std::string& secret, const std::string& run, std::uint32_t node, const std::string& snonce,
                      std::uint32_t version = rdzv::kProtocolVersion) {
@@ -534,23 +574,8 @@ END_TEST
 START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
   quiet();
   Rig rig;
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  socklen_t len = sizeof addr;
-  ck_assert_int_eq(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ck_assert_int_eq(::listen(listener, 8), 0);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
-  const auto accept_one = [&] {
-    const auto end = Clock::now() + milliseconds(3000);
-    for (;;) {
-      const int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-      if (fd >= 0) return fd;
-      ck_assert_msg(Clock::now() < end, "the agent did not connect");
-      rig.turn();
-    }
-  };
+  FakeCoordinator listener;
+  const auto accept_one = [&] { return listener.accept(rig); };
   for (const bool second_challenge : {false, true}) {
     auto lost = std::make_shared<std::string>();  // outlives this iteration with the client
     agent::ClientConfig cfg;
@@ -558,7 +583,7 @@ START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
     cfg.secret = kSecretA;
     cfg.node_rank = 1;
     cfg.coordinator_addr = "127.0.0.1";
-    cfg.coordinator_port = ntohs(addr.sin_port);
+    cfg.coordinator_port = listener.port();
     auto& client = rig.clients.emplace_back(
         rig.loop, cfg,
         agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
@@ -588,7 +613,6 @@ START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
     CK_STR_EQ(again.line(rig), "<eof>");  // no JOIN: the agent gave up on this impostor
     CK_CONTAINS(*lost, "is not this step's rendezvous");
   }
-  ::close(listener);
 }
 END_TEST
 
@@ -617,14 +641,7 @@ END_TEST
 START_TEST(the_client_answers_another_version_and_names_both) {
   quiet();
   Rig rig;
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  socklen_t len = sizeof addr;
-  ck_assert_int_eq(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ck_assert_int_eq(::listen(listener, 8), 0);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  FakeCoordinator listener;
   for (const bool refuse : {true, false}) {
     auto lost = std::make_shared<std::string>();
     agent::ClientConfig cfg;
@@ -632,16 +649,13 @@ START_TEST(the_client_answers_another_version_and_names_both) {
     cfg.secret = kSecretA;
     cfg.node_rank = 1;
     cfg.coordinator_addr = "127.0.0.1";
-    cfg.coordinator_port = ntohs(addr.sin_port);
+    cfg.coordinator_port = listener.port();
     auto& client = rig.clients.emplace_back(
         rig.loop, cfg,
         agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
                                   [lost](const std::string& why) { *lost = why; }});
     client.begin();
-    int fd = -1;
-    for (int i = 0; i < 1000 && fd < 0; ++i, rig.turn())
-      fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    Peer coordinator(fd);
+    Peer coordinator(listener.accept(rig));
     const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
     coordinator.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion + 1, "9.9.9", "400.0", snonce}.to_message()));
     const auto r = rdzv::Response::from_message(*rdzv::decode(coordinator.line(rig)));
@@ -659,7 +673,6 @@ START_TEST(the_client_answers_another_version_and_names_both) {
       CK_CONTAINS(*lost, "install the same slurm-ddp release on every node");
     }
   }
-  ::close(listener);
 }
 END_TEST
 

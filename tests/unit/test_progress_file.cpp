@@ -9,7 +9,7 @@
 #include <string>
 
 #include "ddp/wire/progress_file.hpp"
-// Last: check.h defines a macro `fail`, which ddp/result.hpp declares as a function.
+// Last: check.h defines a macro `fail`, which ddp/base/result.hpp declares as a function.
 #include "suites.hpp"
 
 using namespace ddp;

@@ -6,7 +6,7 @@
 
 #include "train/resume.hpp"
 #include "train/snapshot_meta.hpp"
-// Last: check.h defines a macro `fail`, which ddp/result.hpp declares as a function.
+// Last: check.h defines a macro `fail`, which ddp/base/result.hpp declares as a function.
 #include "suites.hpp"
 
 using namespace ddp::train;
