@@ -83,6 +83,7 @@ class Agent {
   void report_failure(const Failure& failure);
   // The duties beside the workers.
   std::vector<std::optional<Progress>> progress(bool ended_too) const;
+  std::vector<bool> ended() const;
   void tick_hang_watch();
   void begin_hang(Hang hang);
   void report_hang();
@@ -195,7 +196,7 @@ void Agent::on_worker_exits() {
     }
     return report_exit(exit);
   }
-  if (hang_.hang() && watching_workers(life_) && hang_.settled(exits_)) return report_hang();
+  if (hang_.hang() && watching_workers(life_) && hang_.settled(ended())) return report_hang();
   if (life_.state == AgentState::Running && group_.running() == 0) {
     output_.drain();
     tell_if_untouched();
@@ -254,7 +255,8 @@ void Agent::on_signal() {
 
 Status Agent::start_workers() {
   std::vector<std::string> warnings;
-  auto launches = worker_launches(spec_, attempt_, files_, Environment::from_envp(environ), warnings);
+  const LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0};
+  auto launches = worker_launches(spec_.plan, choices, attempt_, files_, Environment::from_envp(environ), warnings);
   output_.reset();
   for (std::uint32_t local = 0; local < launches.size(); ++local) {
     auto ends = output_.add_worker(local, attempt_.layout.rank_base + local);
@@ -324,11 +326,18 @@ std::vector<std::optional<Progress>> Agent::progress(bool ended_too) const {
   return last;
 }
 
+// Which of this attempt's workers have ended, by local rank.
+std::vector<bool> Agent::ended() const {
+  std::vector<bool> ended(exits_.size());
+  for (std::size_t i = 0; i < exits_.size(); ++i) ended[i] = exits_[i].has_value();
+  return ended;
+}
+
 // Every loop turn while the workers run.
 void Agent::tick_hang_watch() {
   if (!hang_.on() || !watching_workers(life_)) return;
   if (hang_.hang()) {
-    if (hang_.settled(exits_)) report_hang();
+    if (hang_.settled(ended())) report_hang();
     return;
   }
   if (!hang_.check_due()) return;

@@ -27,11 +27,11 @@ std::optional<Hang> HangMonitor::find(const std::vector<std::optional<Progress>>
 
 void HangMonitor::found(Hang hang) { hang_ = Found{std::move(hang), Clock::now() + kReportWait}; }
 
-bool HangMonitor::settled(const std::vector<std::optional<WorkerExit>>& exits) const {
+bool HangMonitor::settled(const std::vector<bool>& ended) const {
   if (!hang_) return false;
   if (Clock::now() >= hang_->report_by) return true;
   for (const auto& r : hang_->hang.stalled)
-    if (r.local >= exits.size() || !exits[r.local]) return false;
+    if (r.local >= ended.size() || !ended[r.local]) return false;
   return true;
 }
 

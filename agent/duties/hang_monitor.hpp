@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "duties/hang_watch.hpp"
-#include "workers/worker_group.hpp"
 
 namespace ddp::agent {
 
@@ -35,8 +34,8 @@ class HangMonitor {
   void found(Hang hang);
   const Hang* hang() const { return hang_ ? &hang_->hang : nullptr; }
   // The report may go: every stalled rank has ended (its stack is in its
-  // output), or the wait is over.
-  bool settled(const std::vector<std::optional<WorkerExit>>& exits) const;
+  // output; `ended[local]`), or the wait is over.
+  bool settled(const std::vector<bool>& ended) const;
 
   // Once per run, when the attempt's workers have ended and none ever
   // touched its progress file: what node 0 says about it.

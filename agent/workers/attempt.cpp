@@ -23,9 +23,8 @@ namespace {
 // TORCHELASTIC_ERROR_FILE (the root cause points at it); with the hang watch
 // on, DDP_PROGRESS_FILE is its progress signal (ddp-train touches it every
 // step; a script in one line: pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()).
-void add_files(Environment& env, const AgentSpec& spec, const Attempt& attempt, std::uint32_t rank,
-               const RunFiles& files, std::vector<std::string>& warnings) {
-  const bool watched = spec.plan.hang_timeout_ms > 0;
+void add_files(Environment& env, bool watched, const Attempt& attempt, std::uint32_t rank, const RunFiles& files,
+               std::vector<std::string>& warnings) {
   if (auto ok = files.prepare(attempt.number, rank, watched); !ok) warnings.push_back(ok.error());
   env.set("TORCHELASTIC_ERROR_FILE", files.error_file(attempt.number, rank));
   if (!watched) return;
@@ -33,20 +32,20 @@ void add_files(Environment& env, const AgentSpec& spec, const Attempt& attempt, 
   env.set_default("PYTHONFAULTHANDLER", "1");  // SIGABRT then prints every thread's stack
 }
 
-WorkerGroup::Launch launch_of(const AgentSpec& spec, const Attempt& attempt, std::uint32_t local,
-                              const RunFiles& files, const Environment& base, std::vector<std::string>& warnings) {
-  const NodePlan& plan = spec.plan;
+WorkerGroup::Launch launch_of(const NodePlan& plan, const LaunchChoices& choices, const Attempt& attempt,
+                              std::uint32_t local, const RunFiles& files, const Environment& base,
+                              std::vector<std::string>& warnings) {
   WorkerGroup::Launch launch;
   launch.env = worker_environment(base, plan, attempt.layout, local, attempt.ifname);
   launch.env.unset("SLURM_DDP_SECRET");  // the agents', not the workers'
   // Under Slurm, Slurm's task variables as if each worker were a task
   // (DDP_KEEP_TASK_ENV=1: the node's one task's, PMI included).
-  if (!spec.standalone && base.get("DDP_KEEP_TASK_ENV") != "1")
+  if (choices.slurm_view && base.get("DDP_KEEP_TASK_ENV") != "1")
     apply_slurm_worker_view(launch.env, attempt.layout, local);
-  add_files(launch.env, spec, attempt, attempt.layout.rank_base + local, files, warnings);
+  add_files(launch.env, choices.progress_files, attempt, attempt.layout.rank_base + local, files, warnings);
   if (local >= plan.placements.size()) return launch;
   const auto& place = plan.placements[local];
-  if (spec.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);
+  if (choices.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);
   if (place.cpus.empty()) return launch;
   if (auto mask = cpu_mask(place.cpus))
     launch.cpus = *mask;
@@ -57,11 +56,12 @@ WorkerGroup::Launch launch_of(const AgentSpec& spec, const Attempt& attempt, std
 
 }  // namespace
 
-std::vector<WorkerGroup::Launch> worker_launches(const AgentSpec& spec, const Attempt& attempt, const RunFiles& files,
-                                                 const Environment& base, std::vector<std::string>& warnings) {
+std::vector<WorkerGroup::Launch> worker_launches(const NodePlan& plan, const LaunchChoices& choices,
+                                                 const Attempt& attempt, const RunFiles& files, const Environment& base,
+                                                 std::vector<std::string>& warnings) {
   std::vector<WorkerGroup::Launch> launches;
   for (std::uint32_t local = 0; local < attempt.layout.nproc; ++local)
-    launches.push_back(launch_of(spec, attempt, local, files, base, warnings));
+    launches.push_back(launch_of(plan, choices, attempt, local, files, base, warnings));
   return launches;
 }
 

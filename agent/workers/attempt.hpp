@@ -13,7 +13,6 @@
 #include "ddp/base/result.hpp"
 #include "ddp/plan/worker_env.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
-#include "spec.hpp"
 #include "workers/run_files.hpp"
 #include "workers/worker_group.hpp"
 
@@ -23,6 +22,13 @@ struct Attempt {
   std::uint32_t number = 0;
   WorkerLayout layout;
   std::string ifname;  // the interface toward layout.master_addr; "" when unknown
+};
+
+// How the spec (spec.hpp) has the workers started.
+struct LaunchChoices {
+  bool slurm_view = true;           // Slurm's task variables per worker (not standalone)
+  bool one_gpu_per_worker = false;  // CUDA_VISIBLE_DEVICES = the worker's own GPU only
+  bool progress_files = false;      // --ddp-hang-timeout: each worker gets DDP_PROGRESS_FILE
 };
 
 // What START means for node `node`, which can run `capacity` workers: this
@@ -35,7 +41,8 @@ Result<std::optional<WorkerLayout>> layout_for(const rdzv::Start& start, std::ui
 // and its CPUs. Its stdout and stderr are the caller's to add. A problem that
 // leaves a worker running anyway (unbound, without its files) goes to
 // `warnings`.
-std::vector<WorkerGroup::Launch> worker_launches(const AgentSpec& spec, const Attempt& attempt, const RunFiles& files,
-                                                 const Environment& base, std::vector<std::string>& warnings);
+std::vector<WorkerGroup::Launch> worker_launches(const NodePlan& plan, const LaunchChoices& choices,
+                                                 const Attempt& attempt, const RunFiles& files, const Environment& base,
+                                                 std::vector<std::string>& warnings);
 
 }  // namespace ddp::agent
