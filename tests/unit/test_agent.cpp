@@ -452,6 +452,23 @@ class FakeCoordinator {
   FakeCoordinator(const FakeCoordinator&) = delete;
   FakeCoordinator& operator=(const FakeCoordinator&) = delete;
   std::uint16_t port() const { return port_; }
+  // Node 1's agent of step `run`, on its way here; what it gives up with (the
+  // message of its on_lost) lands in the string returned.
+  std::shared_ptr<std::string> client(Rig& rig, const std::string& run) {
+    auto lost = std::make_shared<std::string>();
+    agent::ClientConfig cfg;
+    cfg.run_id = run;
+    cfg.secret = kSecretA;
+    cfg.node_rank = 1;
+    cfg.coordinator_addr = "127.0.0.1";
+    cfg.coordinator_port = port_;
+    rig.clients
+        .emplace_back(rig.loop, cfg,
+                      agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
+                                                [lost](const std::string& why) { *lost = why; }})
+        .begin();
+    return lost;
+  }
   // The next agent's connection, the loop turning meanwhile.
   int accept(Rig& rig) {
     const auto end = Clock::now() + milliseconds(3000);
@@ -577,18 +594,7 @@ START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
   FakeCoordinator listener;
   const auto accept_one = [&] { return listener.accept(rig); };
   for (const bool second_challenge : {false, true}) {
-    auto lost = std::make_shared<std::string>();  // outlives this iteration with the client
-    agent::ClientConfig cfg;
-    cfg.run_id = "100.0";
-    cfg.secret = kSecretA;
-    cfg.node_rank = 1;
-    cfg.coordinator_addr = "127.0.0.1";
-    cfg.coordinator_port = listener.port();
-    auto& client = rig.clients.emplace_back(
-        rig.loop, cfg,
-        agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
-                                  [lost](const std::string& why) { *lost = why; }});
-    client.begin();
+    const auto lost = listener.client(rig, "100.0");  // outlives this iteration with the client
     const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
     auto challenge = rdzv::Challenge{rdzv::kProtocolVersion, "test", "100.0", snonce}.to_message();
     std::string welcome;
@@ -643,18 +649,7 @@ START_TEST(the_client_answers_another_version_and_names_both) {
   Rig rig;
   FakeCoordinator listener;
   for (const bool refuse : {true, false}) {
-    auto lost = std::make_shared<std::string>();
-    agent::ClientConfig cfg;
-    cfg.run_id = "400.0";
-    cfg.secret = kSecretA;
-    cfg.node_rank = 1;
-    cfg.coordinator_addr = "127.0.0.1";
-    cfg.coordinator_port = listener.port();
-    auto& client = rig.clients.emplace_back(
-        rig.loop, cfg,
-        agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
-                                  [lost](const std::string& why) { *lost = why; }});
-    client.begin();
+    const auto lost = listener.client(rig, "400.0");
     Peer coordinator(listener.accept(rig));
     const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
     coordinator.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion + 1, "9.9.9", "400.0", snonce}.to_message()));
