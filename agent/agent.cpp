@@ -1,31 +1,16 @@
-#include "agent.hpp"
-
+// The node agent (agent.hpp): its lifecycle applied to every event, setting
+// up, serving, leaving. Its work on the workers is in agent_workers.cpp; the
+// class in agent_impl.hpp.
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
-#include <filesystem>
-#include <optional>
 
+#include "agent_impl.hpp"
 #include "ddp/base/parse.hpp"
 #include "ddp/node/netif.hpp"
-#include "ddp/wire/failure.hpp"
-#include "duties/hang_monitor.hpp"
-#include "duties/health_check.hpp"
-#include "duties/requeue.hpp"
-#include "event_loop.hpp"
-#include "lifecycle.hpp"
-#include "rendezvous/coordinator.hpp"
-#include "rendezvous/rdzv_client.hpp"
-#include "signals.hpp"
-#include "workers/attempt.hpp"
-#include "workers/output.hpp"
-#include "workers/run_files.hpp"
-#include "workers/worker_failure.hpp"
-#include "workers/worker_group.hpp"
-#include "workers/worker_stop.hpp"
 
 namespace ddp::agent {
 
@@ -47,66 +32,7 @@ AgentSpec with_stack_room(AgentSpec spec) {
   return spec;
 }
 
-std::string if_exists(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::exists(path, ec) ? path : "";
-}
-
-class Agent {
- public:
-  explicit Agent(AgentSpec spec);
-  int run();
-
- private:
-  // Setting up, serving, leaving.
-  std::optional<int> set_up();
-  Status start_coordinator();
-  void start_client();
-  Status serve();
-  bool may_leave(std::optional<Clock::time_point>& linger_until);
-  // The lifecycle (lifecycle.hpp): every event goes through step().
-  bool step(Event event);
-  void on_signal();
-  void on_start(const rdzv::Start& start);
-  void on_stop(std::uint32_t attempt);
-  void on_done(const Verdict& verdict);
-  void on_lost(const std::string& why);
-  void on_worker_exits();
-  void tick_stopping();
-  void stopped();
-  // This node's workers, and their failures as values (wire/failure.hpp).
-  Status start_workers();
-  void watch_output();
-  FailureSite site() const;
-  std::string error_file(std::uint32_t local) const;
-  void report_exit(const WorkerExit& exit);
-  void report_failure(const Failure& failure);
-  // The duties beside the workers.
-  std::vector<std::optional<Progress>> progress(bool ended_too) const;
-  std::vector<bool> ended() const;
-  void tick_hang_watch();
-  void begin_hang(Hang hang);
-  void report_hang();
-  void tell_if_untouched();
-  void tick_health_check();
-
-  const AgentSpec spec_;
-  const std::string host_;
-  EventLoop loop_;
-  SignalFd signals_;
-  WorkerGroup group_;
-  OutputRouter output_;
-  RunFiles files_;
-  std::optional<Coordinator> coordinator_;
-  std::optional<RdzvClient> client_;
-  Attempt attempt_;                               // the current one, from its START
-  std::vector<std::optional<WorkerExit>> exits_;  // this attempt's, by local rank
-  WorkerStop stop_;  // while life_.stopping_workers
-  HangMonitor hang_;
-  HealthCheck health_;
-  Requeuer requeue_;
-  Lifecycle life_;  // the state and what goes with it (lifecycle.hpp)
-};
+}  // namespace
 
 Agent::Agent(AgentSpec spec)
     : spec_(with_stack_room(std::move(spec))),
@@ -251,136 +177,6 @@ void Agent::on_signal() {
 }
 
 // ---------------------------------------------------------------------------
-// This node's workers
-
-Status Agent::start_workers() {
-  std::vector<std::string> warnings;
-  const LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0};
-  auto launches = worker_launches(spec_.plan, choices, attempt_, files_, Environment::from_envp(environ), warnings);
-  output_.reset();
-  for (std::uint32_t local = 0; local < launches.size(); ++local) {
-    auto ends = output_.add_worker(local, attempt_.layout.rank_base + local);
-    if (!ends) return fail(ends.error());
-    launches[local].stdout_fd = ends->out;
-    launches[local].stderr_fd = ends->err;
-  }
-  if (const auto warning = output_.take_warning()) warnings.push_back(*warning);
-  for (const auto& warning : warnings) spdlog::warn("{}", warning);
-  const WorkerLayout& layout = attempt_.layout;
-  if (spec_.plan.verbose)
-    spdlog::info("node {} ({}): attempt {}: starting {} worker(s), ranks {}..{} of {}, MASTER_ADDR={} MASTER_PORT={}{}",
-                 spec_.plan.node_rank, host_, attempt_.number, layout.nproc, layout.rank_base,
-                 layout.rank_base + layout.nproc - 1, layout.world_size, layout.master_addr, layout.master_port,
-                 attempt_.ifname.empty() ? "" : ", interface " + attempt_.ifname);
-  hang_.begin_attempt(WallClock::now());
-  exits_.assign(layout.nproc, std::nullopt);
-  auto started = group_.start(spec_.command, launches, signals_.previous_mask(),
-                              [this](std::uint32_t local) { output_.close_child_ends(local); });
-  watch_output();
-  return started;
-}
-
-void Agent::watch_output() {
-  for (const int fd : output_.read_fds()) {
-    auto added = loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) {
-      if (!output_.on_readable(fd)) loop_.remove(fd);
-    });
-    if (!added) spdlog::warn("worker output will be lost: {}", added.error());
-  }
-}
-
-FailureSite Agent::site() const {
-  return {attempt_.number, spec_.plan.node_rank, host_, attempt_.layout.rank_base};
-}
-
-std::string Agent::error_file(std::uint32_t local) const {
-  return if_exists(files_.error_file(attempt_.number, attempt_.layout.rank_base + local));
-}
-
-void Agent::report_exit(const WorkerExit& exit) {
-  output_.drain();
-  report_failure(exit_failure(site(), exit, stderr_excerpt(output_.stderr_tail(exit.local_rank)),
-                              error_file(exit.local_rank)));
-}
-
-// The first failure on this node: report it, then stop our other workers at
-// once rather than waiting for the coordinator's STOP.
-void Agent::report_failure(const Failure& failure) {
-  client_->report_failure(failure);
-  health_.start(failure.rank.value_or(attempt_.layout.rank_base), what_happened(failure));
-  step({.kind = Event::WorkerFailed, .value = failure.exit_code});
-}
-
-// ---------------------------------------------------------------------------
-// The duties: the hang watch (--ddp-hang-timeout), the site's HealthCheck
-
-// Each worker's last progress; nullopt for one that has ended well (no longer
-// watched), unless `ended_too`.
-std::vector<std::optional<Progress>> Agent::progress(bool ended_too) const {
-  std::vector<std::optional<Progress>> last(attempt_.layout.nproc);
-  for (std::uint32_t local = 0; local < last.size(); ++local) {
-    if (!ended_too && local < exits_.size() && exits_[local] && !exits_[local]->failed()) continue;
-    const auto file = files_.progress_file(attempt_.number, attempt_.layout.rank_base + local);
-    last[local] = read_progress(file).value_or(Progress{});
-  }
-  return last;
-}
-
-// Which of this attempt's workers have ended, by local rank.
-std::vector<bool> Agent::ended() const {
-  std::vector<bool> ended(exits_.size());
-  for (std::size_t i = 0; i < exits_.size(); ++i) ended[i] = exits_[i].has_value();
-  return ended;
-}
-
-// Every loop turn while the workers run.
-void Agent::tick_hang_watch() {
-  if (!hang_.on() || !watching_workers(life_)) return;
-  if (hang_.hang()) {
-    if (hang_.settled(ended())) report_hang();
-    return;
-  }
-  if (!hang_.check_due()) return;
-  if (auto hang = hang_.find(progress(false))) begin_hang(std::move(*hang));
-}
-
-// SIGABRT makes Python (PYTHONFAULTHANDLER) print every thread's stack; the
-// report waits for the stalled workers to end so that their stacks are in it.
-void Agent::begin_hang(Hang hang) {
-  spdlog::warn("node {}: rank(s) {} made no progress for {}: SIGABRT for their stacks", spec_.plan.node_rank,
-               rank_list(stalled_ranks(hang, attempt_.layout.rank_base)), seconds_text(hang_.timeout()));
-  client_->report_hanging(attempt_.number);  // before any rank dies of it: their peers' failures are consequences
-  for (const auto& r : hang.stalled) group_.abort_for_stack(r.local);
-  hang_.found(std::move(hang));
-}
-
-// The culprit on this node (hang_watch.hpp); the coordinator compares it
-// with the other nodes' by where it stalled, its step, then how long ago.
-void Agent::report_hang() {
-  const Hang& hang = *hang_.hang();
-  output_.drain();
-  std::vector<StalledIn> where;
-  for (const auto& r : hang.stalled) where.push_back(where_stalled(output_.stderr_tail(r.local)));
-  const std::size_t culprit = pick_culprit(hang, where);
-  const std::uint32_t local = hang.stalled[culprit].local;
-  report_failure(hang_failure(site(), hang, culprit, where[culprit], hang_.timeout(), exits_[local],
-                              output_.stderr_tail(local), error_file(local)));
-}
-
-// Once the attempt's workers have ended: node 0 says (once) if none of them
-// ever signalled progress, so the watch never started.
-void Agent::tell_if_untouched() {
-  if (spec_.plan.node_rank != 0 || exits_.empty()) return;
-  if (const auto warning = hang_.untouched_warning_once(progress(true), spec_.plan.node_rank))
-    spdlog::warn("{}", *warning);
-}
-
-void Agent::tick_health_check() {
-  // STOPPED, if it waited for the verdict.
-  if (health_.poll()) step({.kind = Event::HealthVerdict, .health_running = health_.running()});
-}
-
-// ---------------------------------------------------------------------------
 // Setting up, serving, leaving
 
 // The loop, its signals and the route to MASTER_ADDR; an exit code when the
@@ -397,6 +193,16 @@ std::optional<int> Agent::set_up() {
   if (auto ok = loop_.add(signals_.fd(), EPOLLIN, [this](std::uint32_t) { on_signal(); }); !ok) {
     spdlog::error("{}", ok.error());
     return 1;
+  }
+  for (const int fd : output_.drained_fds()) {
+    auto ok = loop_.add(fd, EPOLLIN, [this](std::uint32_t) {
+      output_.clear_drained();
+      update_output_flow();
+    });
+    if (!ok) {
+      spdlog::error("{}", ok.error());
+      return 1;
+    }
   }
   if (const auto route = route_to(spec_.plan.master_addr); route)
     attempt_.ifname = route->interface;
@@ -437,13 +243,19 @@ Status Agent::serve() {
     if (coordinator_) requeue_.tick(coordinator_->verdict().has_value());
     tick_hang_watch();
     tick_health_check();
+    for (const auto& said : output_.tick()) spdlog::warn("node {}: {}", spec_.plan.node_rank, said);
+    update_output_flow();
     if (life_.state == AgentState::Done && may_leave(linger_until)) return Ok{};
   }
 }
 
-// Done: whether the agent may exit now. Node 0 may have to stay a while.
+// Done: whether the agent may exit now. Its output goes first (a reader that
+// pauses is waited for, unless Slurm stops the step), and node 0 may have to
+// stay a while.
 bool Agent::may_leave(std::optional<Clock::time_point>& linger_until) {
-  if (!coordinator_ || life_.stop_signal || life_.lost) return true;
+  if (life_.stop_signal) return true;
+  if (!output_.written()) return false;
+  if (!coordinator_ || life_.lost) return true;
   // Requeueing: wait for scontrol, then for Slurm's SIGTERM (the job is
   // being requeued; returning now would let the batch script go on).
   if (requeue_.holds()) return false;
@@ -476,8 +288,6 @@ int Agent::run() {
   if (life_.exit_code == 0) files_.remove_all();
   return life_.exit_code;
 }
-
-}  // namespace
 
 int run_agent(AgentSpec spec) { return Agent(std::move(spec)).run(); }
 

@@ -3,7 +3,6 @@
 //
 //   ddp-agent --nproc 4 -- python train.py        standalone, one machine
 //   (under Slurm the spank_ddp plugin execs:  ddp-agent --plan-from-env -- CMD)
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -20,6 +19,7 @@
 #include "ddp/node/limits.hpp"
 #include "ddp/node/netif.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
+#include "logger.hpp"
 #include "workers/worker_group.hpp"
 
 using namespace ddp;
@@ -163,9 +163,7 @@ Result<agent::AgentSpec> config_from(const Options& o, std::optional<rlimit> wor
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto logger = spdlog::stderr_logger_st("ddp-agent");
-  logger->set_pattern("ddp-agent: %^%l%$: %v");
-  spdlog::set_default_logger(logger);
+  const auto err_sink = agent::log_through_sink(2);
   const auto workers_nofile = ddp::raise_open_files_limit();
   Options options;
   if (const auto code = parse_command_line(argc, argv, options)) return *code;
@@ -174,5 +172,7 @@ int main(int argc, char** argv) {
     spdlog::error("{}", config.error());
     return 2;
   }
-  return agent::run_agent(std::move(config).value());
+  auto spec = std::move(config).value();
+  spec.output.err_sink = err_sink;  // the workers' stderr and the agent's messages, in one order
+  return agent::run_agent(std::move(spec));
 }

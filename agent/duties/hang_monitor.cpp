@@ -1,5 +1,7 @@
 #include "duties/hang_monitor.hpp"
 
+#include <algorithm>
+
 namespace ddp::agent {
 
 namespace {
@@ -14,15 +16,22 @@ void HangMonitor::begin_attempt(WallClock::time_point started) {
   hang_.reset();
 }
 
+void HangMonitor::hold(bool held) {
+  if (held_ && !held) released_ = WallClock::now();
+  held_ = held;
+}
+
 bool HangMonitor::check_due() {
-  if (!on() || hang_ || Clock::now() < next_check_) return false;
+  if (!on() || hang_ || held_ || Clock::now() < next_check_) return false;
   next_check_ = Clock::now() + kCheckEvery;
   return true;
 }
 
 std::optional<Hang> HangMonitor::find(const std::vector<std::optional<Progress>>& progress) const {
-  if (!on()) return std::nullopt;
-  return find_hang(progress, attempt_started_, WallClock::now(), timeout_);
+  if (!on() || held_) return std::nullopt;
+  // Progress older than the last release counts from it: silence while the
+  // output was held was the reader's.
+  return find_hang(progress, std::max(attempt_started_, released_), WallClock::now(), timeout_);
 }
 
 void HangMonitor::found(Hang hang) { hang_ = Found{std::move(hang), Clock::now() + kReportWait}; }

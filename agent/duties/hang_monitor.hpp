@@ -22,6 +22,10 @@ class HangMonitor {
 
   // A new attempt's workers started at `started`.
   void begin_attempt(WallClock::time_point started);
+  // The workers' output is held (a reader paused: workers/sink.hpp), so a
+  // worker may be blocked on its own write: no hang is looked for meanwhile,
+  // and once released every rank has a whole timeout again.
+  void hold(bool held);
   // Every loop turn while the workers run: whether to look at the progress
   // files now (every 250 ms, until a hang is found).
   bool check_due();
@@ -50,6 +54,8 @@ class HangMonitor {
   };
   std::chrono::milliseconds timeout_;
   WallClock::time_point attempt_started_;
+  WallClock::time_point released_;  // when the output was last released
+  bool held_ = false;
   Clock::time_point next_check_;
   std::optional<Found> hang_;
   bool told_untouched_ = false;

@@ -19,6 +19,11 @@ Connection::Connection(EventLoop& loop, int fd, OnMessage on_message, OnClose on
   }
 }
 
+void Connection::trust() {
+  trusted_ = true;
+  reader_.set_max_line(rdzv::kMaxLineBytes);
+}
+
 Connection::~Connection() {
   if (fd_ >= 0) {
     loop_.remove(fd_);
@@ -80,13 +85,17 @@ void Connection::on_events(std::uint32_t events) {
   if (events & EPOLLOUT) flush();
   if (fd_ < 0) return;
   if (!(events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))) return;
-  // Read all there is; remember if the stream ended, but deliver what arrived
+  // Read what there is, up to kReadPerWakeup (the loop calls again while
+  // more waits); remember if the stream ended, but deliver what arrived
   // before the end first.
   std::optional<std::string> ended;
   char buf[8192];
-  for (;;) {
+  for (std::size_t taken = 0; taken < kReadPerWakeup;) {
     const ssize_t n = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
     if (n > 0) {
+      taken += std::size_t(n);
+      if (!trusted_ && (received_ += std::size_t(n)) > kStrangerBudget)
+        return shut("protocol error: more than " + std::to_string(kStrangerBudget) + " bytes before authenticating");
       if (auto ok = reader_.feed(std::string_view(buf, std::size_t(n))); !ok)
         return shut("protocol error: " + ok.error());
       continue;

@@ -1,7 +1,14 @@
 // One rendezvous TCP connection in the event loop: non-blocking, line-framed
 // protocol messages in, a bounded queue of messages out. Every way it can end
-// (EOF, error, oversized or malformed input, a full queue) calls on_close once
-// with the reason.
+// (EOF, error, oversized or malformed input, a full queue, a stranger over
+// its budget) calls on_close once with the reason.
+//
+// Until the peer has proved the step's secret (trust()), it is a stranger:
+// lines of 1 KiB at most and 4 KiB in all, then the connection is closed. A
+// handshake needs a few hundred bytes; nobody gets to make the agent buffer
+// or decode a flood. Trusted or not, one wakeup reads at most 64 KiB, so one
+// busy peer cannot keep the loop from the others, the heartbeats and the
+// workers.
 //
 // Owners must not destroy a Connection from inside its own callbacks (the
 // callback's caller still runs on it): close() it there and destroy it later,
@@ -23,6 +30,8 @@ class Connection {
 
   // Takes ownership of the connected, non-blocking socket `fd`.
   Connection(EventLoop& loop, int fd, OnMessage on_message, OnClose on_close);
+  // The peer proved the step's secret: lines up to rdzv::kMaxLineBytes, no budget.
+  void trust();
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -33,6 +42,9 @@ class Connection {
   bool is_open() const { return fd_ >= 0; }
 
   static constexpr std::size_t kMaxQueuedBytes = 1 << 20;
+  static constexpr std::size_t kStrangerLine = 1024;
+  static constexpr std::size_t kStrangerBudget = 4096;
+  static constexpr std::size_t kReadPerWakeup = 64 << 10;
 
  private:
   void on_events(std::uint32_t events);
@@ -43,7 +55,9 @@ class Connection {
   int fd_;
   OnMessage on_message_;
   OnClose on_close_;
-  rdzv::LineReader reader_;
+  rdzv::LineReader reader_{kStrangerLine};
+  std::size_t received_ = 0;  // bytes taken from a stranger
+  bool trusted_ = false;
   std::string out_;
 };
 

@@ -203,6 +203,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
                 std::to_string(challenge_->version) + "), this agent slurm-ddp " + kVersion + " (protocol " +
                 std::to_string(rdzv::kProtocolVersion) + "): install the same slurm-ddp release on every node");
   welcomed_ = true;
+  conn_->trust();
   const auto route = route_to(config_.coordinator_addr);
   rdzv::Join join{config_.nproc, config_.workers, config_.host, route ? route->source_address : std::string("?")};
   send(join.to_message());

@@ -246,6 +246,7 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
     return close_peer(id, "duplicate node");
   }
   peer.node = r->node;
+  peer.conn->trust();
   events_.admitted(r->node, id);
   peer.conn->send(
       rdzv::Welcome{rdzv::server_mac(config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce)}

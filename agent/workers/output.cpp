@@ -1,7 +1,7 @@
 #include "workers/output.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <cstdint>
 #include <utility>
 
 #include "ddp/base/parse.hpp"
@@ -21,37 +22,11 @@ namespace {
 // ("0-4000000000" must not allocate 16 GB), far above any real world size.
 constexpr std::uint64_t kMaxRank = (1u << 20) - 1;
 
-// How long one terminal write may wait for the reader (slurmstepd) to make
-// room before the rest of that output is given up: the agent must keep
-// reaping workers and forwarding signals even when nobody reads its stdout.
-constexpr std::chrono::milliseconds kStallLimit{5000};
+// How long a reader may take nothing, with output waiting for it, before
+// the user is told that the output is held.
+constexpr std::chrono::milliseconds kHeldNotice{2000};
 
 std::string errno_text() { return std::strerror(errno); }
-
-// Writes all of `data`, across short writes, EINTR and EAGAIN (a non-blocking
-// fd is waited on with poll), but waits at most `max_wait` without progress.
-Status write_all(int fd, std::string_view data, std::chrono::milliseconds max_wait) {
-  using Clock = std::chrono::steady_clock;
-  auto last_progress = Clock::now();
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n > 0) {
-      data.remove_prefix(std::size_t(n));
-      last_progress = Clock::now();
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_progress);
-      if (waited >= max_wait) return fail("no room in the output for " + std::to_string(waited.count()) + " ms");
-      pollfd p{fd, POLLOUT, 0};
-      ::poll(&p, 1, int((max_wait - waited).count()));
-      continue;
-    }
-    return fail(n < 0 ? errno_text() : "write() wrote nothing");
-  }
-  return Ok{};
-}
 
 // mkdir -p with permissions 0755 (less the umask) for the directories it creates.
 Status make_dirs(const std::string& dir) {
@@ -116,9 +91,16 @@ void OutputRouter::Fd::close() {
 // ---------------------------------------------------------------------------
 // OutputRouter
 
-OutputRouter::OutputRouter(OutputOptions options) : options_(std::move(options)), logging_(!options_.log_dir.empty()) {}
+OutputRouter::OutputRouter(OutputOptions options)
+    : options_(std::move(options)),
+      out_(std::make_shared<Sink>()),
+      err_(options_.err_sink ? options_.err_sink : std::make_shared<Sink>()),
+      logs_(std::make_shared<Sink>()),
+      logging_(!options_.log_dir.empty()) {}
 
-OutputRouter::~OutputRouter() = default;
+OutputRouter::~OutputRouter() {
+  for (auto& worker : workers_) close_logs(worker);
+}
 
 OutputRouter::Worker* OutputRouter::find_worker(std::uint32_t local_rank) {
   for (auto& worker : workers_)
@@ -178,24 +160,31 @@ void OutputRouter::open_logs(Worker& worker) {
   for (const Stream stream : {Stream::Out, Stream::Err}) {
     const std::string path = base + (stream == Stream::Out ? ".out" : ".err");
     // O_APPEND: a restart (or a rerun) adds to the file instead of replacing it.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+    // O_NONBLOCK: a FIFO nobody reads must not hang the agent in open(); its
+    // writes wait in the log sink instead.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
     if (fd < 0) {
       warn("cannot open the log file " + path + ": " + errno_text() + "; worker output goes to the terminal only",
            log_warned_);
-      for (auto& channel : worker.channels) channel.log.close();
+      close_logs(worker);
       stop_logging();
       return;
     }
-    worker.channels[index(stream)].log = Fd(fd);
+    worker.channels[index(stream)].log = fd;
   }
+}
+
+// Through the sink, after what it still has to write there.
+void OutputRouter::close_logs(Worker& worker) {
+  for (auto& channel : worker.channels)
+    if (channel.log >= 0) logs_->close(std::exchange(channel.log, -1));
 }
 
 // After a log problem no worker logs any more: a set of log files with holes
 // in it would look complete.
 void OutputRouter::stop_logging() {
   logging_ = false;
-  for (auto& worker : workers_)
-    for (auto& channel : worker.channels) channel.log.close();
+  for (auto& worker : workers_) close_logs(worker);
 }
 
 void OutputRouter::close_child_ends(std::uint32_t local_rank) {
@@ -215,19 +204,23 @@ bool OutputRouter::on_readable(int fd) {
   if (fd < 0) return false;
   for (auto& worker : workers_)
     for (const Stream stream : {Stream::Out, Stream::Err})
-      if (worker.channels[index(stream)].read.get() == fd) return read_channel(worker, stream);
+      if (worker.channels[index(stream)].read.get() == fd) return read_channel(worker, stream, SIZE_MAX);
   return false;
 }
 
-bool OutputRouter::read_channel(Worker& worker, Stream stream) {
+// Reads until EAGAIN, EOF, or `budget` bytes; stops early once the output
+// is held (the sinks are full).
+bool OutputRouter::read_channel(Worker& worker, Stream stream, std::size_t budget) {
   Channel& channel = worker.channels[index(stream)];
   char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(channel.read.get(), buffer, sizeof buffer);
+  for (std::size_t taken = 0;;) {
+    if (taken > 0 && (taken >= budget || held())) return true;
+    const ssize_t n = ::read(channel.read.get(), buffer, std::min(sizeof buffer, std::max<std::size_t>(budget - taken, 1)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
     Batch batch;
     if (n > 0) {
+      taken += std::size_t(n);
       take_lines(worker, stream, std::string_view(buffer, std::size_t(n)), batch);
       deliver(worker, stream, batch);
       continue;
@@ -246,8 +239,13 @@ void OutputRouter::drain() {
     for (auto& channel : worker.channels) channel.child.close();
   for (auto& worker : workers_)
     for (const Stream stream : {Stream::Out, Stream::Err}) {
-      if (!worker.channels[index(stream)].read) continue;
-      if (!read_channel(worker, stream)) continue;
+      const Fd& read = worker.channels[index(stream)].read;
+      if (!read) continue;
+      // What the pipe holds now: a worker still running may write on and on.
+      int pending = 0;
+      if (::ioctl(read.get(), FIONREAD, &pending) != 0) pending = 0;
+      // One byte more than it holds: EOF, when its worker has ended.
+      if (!read_channel(worker, stream, std::size_t(std::max(pending, 0)) + 1)) continue;
       // Still open: something the worker started holds the pipe. Its last
       // line is due now, not when that process ends.
       Batch batch;
@@ -298,35 +296,61 @@ void OutputRouter::emit(Worker& worker, Stream stream, std::string_view line, Ba
   if (worker.to_terminal) {
     batch.terminal.append(worker.prefix).append(line).push_back('\n');
   }
-  if (worker.channels[index(stream)].log) batch.log.append(line).push_back('\n');
+  if (worker.channels[index(stream)].log >= 0) batch.log.append(line).push_back('\n');
   if (stream == Stream::Err && options_.tail_lines > 0) {
     if (worker.tail.size() >= options_.tail_lines) worker.tail.pop_front();
     worker.tail.emplace_back(line);
   }
 }
 
-void OutputRouter::deliver(Worker& worker, Stream stream, const Batch& batch) {
-  if (!batch.terminal.empty()) {
-    const int fd = stream == Stream::Out ? options_.out_fd : options_.err_fd;
-    const auto wait = terminal_stalled_ ? std::chrono::milliseconds(0) : kStallLimit;
-    if (auto written = write_all(fd, batch.terminal, wait); !written) {
-      terminal_stalled_ = true;
-      warn("worker output to the agent's " + std::string(stream == Stream::Out ? "stdout" : "stderr") +
-               " was lost: " + written.error(),
-           terminal_warned_);
-    } else {
-      terminal_stalled_ = false;
-    }
+void OutputRouter::deliver(Worker& worker, Stream stream, Batch& batch) {
+  if (!batch.terminal.empty())
+    (stream == Stream::Out ? *out_ : *err_)
+        .write(stream == Stream::Out ? options_.out_fd : options_.err_fd, std::move(batch.terminal));
+  const int log = worker.channels[index(stream)].log;
+  if (!batch.log.empty() && log >= 0) logs_->write(log, std::move(batch.log));
+}
+
+bool OutputRouter::held() const { return out_->full() || err_->full() || logs_->full(); }
+
+std::vector<int> OutputRouter::drained_fds() const {
+  return {out_->drained_fd(), err_->drained_fd(), logs_->drained_fd()};
+}
+
+void OutputRouter::clear_drained() const {
+  for (const auto* sink : {out_.get(), err_.get(), logs_.get()}) sink->clear_drained();
+}
+
+bool OutputRouter::written() const { return out_->empty() && err_->empty() && logs_->empty(); }
+
+bool OutputRouter::flush(std::chrono::milliseconds patience) {
+  bool all = true;
+  for (auto* sink : {out_.get(), err_.get(), logs_.get()}) all = sink->flush(patience) && all;
+  return all;
+}
+
+std::vector<std::string> OutputRouter::tick() {
+  std::vector<std::string> said;
+  const auto waited = std::max(out_->waiting(), err_->waiting());
+  if (!told_held_ && waited >= kHeldNotice) {
+    told_held_ = true;
+    said.push_back("output is held: the reader of this job's output has taken nothing for " +
+                   seconds_text(waited) +
+                   " (a pager not paging, Ctrl-S, a slow link?); the workers wait on their own writes and nothing "
+                   "is lost; it goes on when the reader reads");
   }
-  const Fd& log = worker.channels[index(stream)].log;
-  if (!batch.log.empty() && log) {
-    if (auto written = write_all(log.get(), batch.log, kStallLimit); !written) {
-      warn("cannot write the log files in " + options_.log_dir + ": " + written.error() +
-               "; worker output goes to the terminal only",
-           log_warned_);
-      stop_logging();
-    }
+  for (const auto& [sink, what] : {std::pair{out_.get(), "stdout"}, std::pair{err_.get(), "stderr"}})
+    if (const auto error = sink->take_error())
+      said.push_back("the reader of the agent's " + std::string(what) + " went away (" + *error +
+                     "); the workers' output to it is discarded");
+  if (const auto error = logs_->take_error()) {
+    warn("cannot write the log files in " + options_.log_dir + ": " + *error +
+             "; worker output goes to the terminal only",
+         log_warned_);
+    stop_logging();
   }
+  if (auto warning = take_warning()) said.push_back(std::move(*warning));
+  return said;
 }
 
 std::vector<std::string> OutputRouter::stderr_tail(std::uint32_t local_rank) const {
@@ -335,7 +359,10 @@ std::vector<std::string> OutputRouter::stderr_tail(std::uint32_t local_rank) con
   return {worker->tail.begin(), worker->tail.end()};
 }
 
-void OutputRouter::reset() { workers_.clear(); }
+void OutputRouter::reset() {
+  for (auto& worker : workers_) close_logs(worker);
+  workers_.clear();
+}
 
 void OutputRouter::warn(std::string message, bool& once) {
   if (once) return;

@@ -7,18 +7,23 @@
 //   - keeps the last lines of each worker's stderr for the root-cause report;
 //   - appends every line, unfiltered, to DIR/rank-R.out / DIR/rank-R.err.
 // Lines are whole on the terminal: several workers share one stdout, and
-// torchrun-style interleaving of half lines is unreadable.
+// torchrun-style interleaving of half lines is unreadable. Writing is the
+// sinks' (sink.hpp): the agent's loop never waits for a reader, and a reader
+// that pauses holds the workers instead of losing their lines.
 #pragma once
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ddp/base/result.hpp"
+#include "workers/sink.hpp"
 
 namespace ddp::agent {
 
@@ -28,6 +33,9 @@ struct OutputOptions {
   std::string log_dir;                              // "" = no log files
   std::size_t tail_lines = 20;
   int out_fd = 1, err_fd = 2;  // where terminal output goes (tests use pipes)
+  // The sink of err_fd when the agent's own messages go there too (its
+  // logger's), so that both keep their order; none: the router makes one.
+  std::shared_ptr<Sink> err_sink;
 };
 
 // "0,2-4" -> {0,2,3,4} (sorted, without duplicates); an error naming the text
@@ -64,16 +72,32 @@ class OutputRouter {
   // The open read ends, for epoll.
   std::vector<int> read_fds() const;
 
-  // Reads what is available on fd (until EAGAIN) and routes the complete
-  // lines. Returns false when that fd reached EOF (or a read error, or is not
-  // one of ours): it is then closed, which also takes it out of an epoll set,
-  // and no longer in read_fds().
+  // Reads what is available on fd (until EAGAIN, or until the output is
+  // held) and routes the complete lines. Returns false when that fd reached
+  // EOF (or a read error, or is not one of ours): it is then closed, which
+  // also takes it out of an epoll set, and no longer in read_fds().
   bool on_readable(int fd);
 
-  // Closes the child ends still open, reads every fd until EOF or EAGAIN and
-  // flushes partial lines: call after the workers are reaped. A pipe that a
+  // Closes the child ends still open, reads what every fd holds now (to its
+  // EOF, when its worker has ended) and flushes partial lines: call after the
+  // workers are reaped, or for a failed worker's last lines. A pipe that a
   // worker's background process still holds stays open (and in read_fds()).
   void drain();
+
+  // Back-pressure (sink.hpp): the output's sinks are full, so the workers'
+  // pipes are not to be read (the agent takes them out of its loop) until
+  // one of drained_fds() becomes readable and held() is false again.
+  bool held() const;
+  std::vector<int> drained_fds() const;
+  void clear_drained() const;
+  // Everything passed on has been written.
+  bool written() const;
+  // Waits until it is, or `patience` passed without progress; true when written.
+  bool flush(std::chrono::milliseconds patience);
+  // From the loop: what to tell the user about the output, once each: that a
+  // reader holds it (it has taken nothing for 2 s), that a reader went away,
+  // that the log files cannot be written.
+  std::vector<std::string> tick();
 
   // The last lines of a worker's stderr, oldest first.
   std::vector<std::string> stderr_tail(std::uint32_t local_rank) const;
@@ -108,7 +132,7 @@ class OutputRouter {
   struct Channel {
     Fd read;              // ours
     Fd child;             // the worker's end, until close_child_ends
-    Fd log;               // DIR/rank-R.out or .err, when logging
+    int log = -1;         // DIR/rank-R.out or .err, when logging; logs_ writes and closes it
     std::string partial;  // bytes after the last newline
   };
 
@@ -130,20 +154,21 @@ class OutputRouter {
   Worker* find_worker(std::uint32_t local_rank);
   const Worker* find_worker(std::uint32_t local_rank) const;
   void open_logs(Worker& worker);
-  bool read_channel(Worker& worker, Stream stream);
+  void close_logs(Worker& worker);
+  bool read_channel(Worker& worker, Stream stream, std::size_t budget);
   void take_lines(Worker& worker, Stream stream, std::string_view data, Batch& batch);
   void flush_partial(Worker& worker, Stream stream, Batch& batch);
   void emit(Worker& worker, Stream stream, std::string_view line, Batch& batch);
-  void deliver(Worker& worker, Stream stream, const Batch& batch);
+  void deliver(Worker& worker, Stream stream, Batch& batch);
   void warn(std::string message, bool& once);
   void stop_logging();
 
   OutputOptions options_;
+  std::shared_ptr<Sink> out_, err_, logs_;  // the agent's stdout, its stderr, the log files
   std::deque<Worker> workers_;  // deque: Worker addresses stay valid as workers are added
   bool logging_ = false;        // a log dir, and no log problem so far
   bool log_warned_ = false;
-  bool terminal_warned_ = false;
-  bool terminal_stalled_ = false;  // the last terminal write gave up: do not wait again until one succeeds
+  bool told_held_ = false;
   std::optional<std::string> warning_;
 };
 

@@ -6,6 +6,12 @@
 # must still join, the job end with 0, every stranger be closed by node 0
 # (shed or timed out), and node 0's log stay a handful of lines. Then the
 # same with a flood that never lets go, and with a low open-files limit.
+# Last, streams as fast as the stranger can send, for 10 s, while the job
+# runs: short lines (`yes | nc`) and bytes without a newline, a new connection
+# each time one is closed. Node 0 must keep its heartbeats (no node lost), its
+# peak memory (VmHWM) under 64 MiB, and the job end with 0. (Before the
+# stranger budget, a line flood grew node 0 to gigabytes in seconds, and its
+# read loop starved the heartbeats: node 0 was declared lost.)
 #
 #   rdzv_flood.sh AGENT SOURCE_DIR
 set -euo pipefail
@@ -157,3 +163,39 @@ n=$(accounted "$work/fd0.err")
 [[ $n == 300 ]] || { show "$work/fd0.err"; fail "ulimit -n 40: node 0's log accounts for $n strangers, expected 300"; }
 grep -q "shed" "$work/fd0.err" || { show "$work/fd0.err"; fail "ulimit -n 40: nothing was shed"; }
 pass "300 strangers against node 0 with 40 descriptors: node 1 joined in $JOIN_S s, job rc 0"
+
+# --- 5. Streams as fast as the stranger can send, while the job runs ---------
+# stream_attack KIND: node 0 and node 1 run a 13 s job; once both have joined, 10 s of KIND
+# from 127.0.0.2. Sets PEAK_KB (node 0's VmHWM, read while it runs).
+stream_attack() {
+  local kind=$1 n0 n1 flood
+  new_step
+  start_node "$kind"0 0 13
+  n0=$NODE_PID
+  wait_for "$work/${kind}0.err" "rendezvous for 2 node(s) on port" 30
+  start_node "$kind"1 1 13
+  n1=$NODE_PID
+  wait_for "$work/${kind}0.err" "step $$.$run: attempt 0: 2 node(s)" 60
+  "$PY" "$peer" stream 127.0.0.1 "$RDZV_PORT" --kind "$kind" --seconds 10 --source 127.0.0.2 \
+    >"$work/$kind.json" 2>"$work/$kind-flood.err" &
+  flood=$!
+  pids+=("$flood")
+  PEAK_KB=0
+  while kill -0 "$n0" 2>/dev/null; do
+    local kb
+    kb=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$n0/status" 2>/dev/null || true)
+    [[ -n $kb ]] && ((kb > PEAK_KB)) && PEAK_KB=$kb
+    sleep 0.2
+  done
+  wait_rc "$n0" 5; [[ $RC == 0 ]] || { show "$work/${kind}"[01].err; fail "$kind stream: node 0 exited $RC"; }
+  wait_rc "$n1" 30; [[ $RC == 0 ]] || { show "$work/${kind}"[01].err; fail "$kind stream: node 1 exited $RC"; }
+  wait_rc "$flood" 30
+  ! grep -q "was lost\|no heartbeat" "$work/${kind}"[01].err || { show "$work/${kind}"[01].err; fail "$kind stream: a node was lost"; }
+  echo "$kind stream: $(tail -n 1 "$work/$kind.json"); node 0's peak memory $((PEAK_KB / 1024)) MiB"
+  ((PEAK_KB < 64 * 1024)) || fail "$kind stream: node 0 peaked at $((PEAK_KB / 1024)) MiB (limit 64 MiB)"
+}
+stream_attack lines
+pass "a 10 s flood of short lines: node 0 peaked at $((PEAK_KB / 1024)) MiB, no node lost, job rc 0"
+stream_attack bytes
+pass "a 10 s flood of bytes without a newline: node 0 peaked at $((PEAK_KB / 1024)) MiB, no node lost, job rc 0"
+

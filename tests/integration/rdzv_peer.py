@@ -12,6 +12,10 @@
       JSON line: how many were opened and closed, and the seconds each lived.
       --reopen-for S: for S seconds, every closed connection is opened again at
       once (a flood that never lets go); the JSON then counts all of them.
+  rdzv_peer.py stream HOST PORT [--kind lines|bytes] [--seconds S] [--source ADDR]
+      For S seconds, as fast as it can, short lines (`yes | nc`) or bytes
+      without a newline, a new connection each time node 0 closes one; then
+      one JSON line: connections opened, bytes node 0 took.
   rdzv_peer.py replay HOST_A PORT_A SECRET_A HOST_B PORT_B NODE
       Makes a genuine RESPONSE with job A's secret for node NODE over A's own
       challenge, then presents it: to A on a new connection (new challenge), to
@@ -230,6 +234,32 @@ def cmd_replay(a):
     print("genuine:", read_line(s1), flush=True)
 
 
+def cmd_stream(a):
+    """As fast as it can, for a.seconds: short lines (`yes | nc`) or bytes
+    without a newline, each connection until node 0 closes it, then a new one.
+    Prints one JSON line: connections opened, bytes taken by node 0."""
+    chunk = b"y\n" * 32768 if a.kind == "lines" else b"A" * 65536
+    end = time.monotonic() + a.seconds
+    connections = refused = taken = 0
+    while time.monotonic() < end:
+        try:
+            s = connect(a.host, a.port, a.source, timeout=2)
+        except OSError:
+            refused += 1
+            time.sleep(0.01)
+            continue
+        connections += 1
+        s.settimeout(1)
+        try:
+            while time.monotonic() < end:
+                taken += s.send(chunk)
+        except OSError:
+            pass  # closed by node 0, or it stopped taking: a new connection
+        s.close()
+    print(json.dumps({"kind": a.kind, "connections": connections, "refused_at_connect": refused,
+                      "bytes_taken": taken}), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -244,6 +274,12 @@ def main():
     f.add_argument("--source")
     f.add_argument("--reopen-for", type=float, default=0)
     f.add_argument("--limit", type=float, default=120)
+    st = sub.add_parser("stream")
+    st.add_argument("host")
+    st.add_argument("port", type=int)
+    st.add_argument("--kind", choices=("lines", "bytes"), default="lines")
+    st.add_argument("--seconds", type=float, default=15)
+    st.add_argument("--source")
     r = sub.add_parser("replay")
     r.add_argument("host_a")
     r.add_argument("port_a", type=int)
@@ -252,7 +288,7 @@ def main():
     r.add_argument("port_b", type=int)
     r.add_argument("node", type=int)
     a = p.parse_args()
-    {"malformed": cmd_malformed, "flood": cmd_flood, "replay": cmd_replay}[a.cmd](a)
+    {"malformed": cmd_malformed, "flood": cmd_flood, "stream": cmd_stream, "replay": cmd_replay}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -693,6 +693,13 @@ START_TEST(malformed_input_closes_only_that_connection) {
       fields + "\n",                                            // too many fields
       "RESPONSE node=99999999999999999999 cnonce=ab mac=cd\n",  // fields of the wrong form
       "\n",                                                     // an empty line
+      std::string(1100, 'B'),                                   // a stranger's line over 1 KiB, unfinished
+      std::string(4000, 'y') + "\n",                            // over 1 KiB with its newline
+      [] {                                                      // short lines past the 4 KiB budget
+        std::string many;
+        while (many.size() < 8192) many += "y\n";
+        return many;
+      }(),
   };
   for (const auto& attack : attacks) {
     Peer stranger(a.port());

@@ -349,13 +349,13 @@ Result<Message> decode(std::string_view line) {
 // LineReader
 
 Status LineReader::feed(std::string_view bytes) {
-  const auto too_long = "a line longer than " + std::to_string(kMaxLineBytes) + " bytes; closing the connection";
+  const auto too_long = "a line longer than " + std::to_string(max_line_) + " bytes; closing the connection";
   if (poisoned_) return fail("after " + too_long);
   std::size_t pos = 0;
   while (pos < bytes.size()) {
     const auto nl = bytes.find('\n', pos);
     const auto piece = bytes.substr(pos, (nl == std::string_view::npos ? bytes.size() : nl) - pos);
-    if (partial_.size() + piece.size() > kMaxLineBytes) {
+    if (partial_.size() + piece.size() > max_line_) {
       // Drop everything: the connection is done for, and its buffers should not outlive the verdict.
       poisoned_ = true;
       lines_.clear();

@@ -95,7 +95,11 @@ Result<std::string> percent_decode(std::string_view encoded);
 // cannot make us buffer more than one kMaxLineBytes line plus what one feed() holds.
 class LineReader {
  public:
-  // Appends bytes. Error when a line grows past kMaxLineBytes, with or without its
+  explicit LineReader(std::size_t max_line = kMaxLineBytes) : max_line_(max_line) {}
+  // A peer that proved who it is may send longer lines (up to kMaxLineBytes)
+  // than a stranger.
+  void set_max_line(std::size_t max_line) { max_line_ = max_line; }
+  // Appends bytes. Error when a line grows past the limit, with or without its
   // '\n' yet (then the reader is poisoned: it drops what it holds, every later feed()
   // errors and next() returns nullopt, including for lines completed before - the
   // connection is to be closed, so nothing more from that peer is acted on).
@@ -109,6 +113,7 @@ class LineReader {
   std::deque<std::string> lines_;  // complete lines, without '\n'
   std::string partial_;            // the line after the last '\n' so far
   std::size_t buffered_ = 0;
+  std::size_t max_line_;
   bool poisoned_ = false;
 };
 

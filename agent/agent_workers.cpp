@@ -1,0 +1,168 @@
+// The node agent's work on this node's workers: starting them, the flow of
+// their output, their failures as values, and the duties beside them (the
+// hang watch, the site's HealthCheck). The class: agent_impl.hpp.
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "agent_impl.hpp"
+#include "ddp/base/parse.hpp"
+
+namespace ddp::agent {
+
+namespace {
+
+std::string if_exists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? path : "";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// This node's workers
+
+Status Agent::start_workers() {
+  std::vector<std::string> warnings;
+  const LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0};
+  auto launches = worker_launches(spec_.plan, choices, attempt_, files_, Environment::from_envp(environ), warnings);
+  output_.reset();
+  for (std::uint32_t local = 0; local < launches.size(); ++local) {
+    auto ends = output_.add_worker(local, attempt_.layout.rank_base + local);
+    if (!ends) return fail(ends.error());
+    launches[local].stdout_fd = ends->out;
+    launches[local].stderr_fd = ends->err;
+  }
+  for (const auto& warning : warnings) spdlog::warn("{}", warning);
+  const WorkerLayout& layout = attempt_.layout;
+  if (spec_.plan.verbose)
+    spdlog::info("node {} ({}): attempt {}: starting {} worker(s), ranks {}..{} of {}, MASTER_ADDR={} MASTER_PORT={}{}",
+                 spec_.plan.node_rank, host_, attempt_.number, layout.nproc, layout.rank_base,
+                 layout.rank_base + layout.nproc - 1, layout.world_size, layout.master_addr, layout.master_port,
+                 attempt_.ifname.empty() ? "" : ", interface " + attempt_.ifname);
+  hang_.begin_attempt(WallClock::now());
+  exits_.assign(layout.nproc, std::nullopt);
+  auto started = group_.start(spec_.command, launches, signals_.previous_mask(),
+                              [this](std::uint32_t local) { output_.close_child_ends(local); });
+  watch_output();
+  return started;
+}
+
+void Agent::watch_output() {
+  if (output_paused_) return;
+  for (const int fd : output_.read_fds()) {
+    loop_.remove(fd);  // already watched, or not
+    auto added = loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) {
+      if (!output_.on_readable(fd)) loop_.remove(fd);
+      update_output_flow();
+    });
+    if (!added) spdlog::warn("worker output will be lost: {}", added.error());
+  }
+}
+
+// Back-pressure (workers/sink.hpp): while a reader holds the output, the
+// workers' pipes leave the loop (the workers block on their writes) and the
+// hang watch waits; a sink that drained brings them back.
+void Agent::update_output_flow() {
+  const bool held = output_.held();
+  hang_.hold(held);
+  if (held == output_paused_) return;
+  output_paused_ = held;
+  if (!held) return watch_output();
+  for (const int fd : output_.read_fds()) loop_.remove(fd);
+}
+
+FailureSite Agent::site() const {
+  return {attempt_.number, spec_.plan.node_rank, host_, attempt_.layout.rank_base};
+}
+
+std::string Agent::error_file(std::uint32_t local) const {
+  return if_exists(files_.error_file(attempt_.number, attempt_.layout.rank_base + local));
+}
+
+void Agent::report_exit(const WorkerExit& exit) {
+  output_.drain();
+  report_failure(exit_failure(site(), exit, stderr_excerpt(output_.stderr_tail(exit.local_rank)),
+                              error_file(exit.local_rank)));
+}
+
+// The first failure on this node: report it, then stop our other workers at
+// once rather than waiting for the coordinator's STOP.
+void Agent::report_failure(const Failure& failure) {
+  client_->report_failure(failure);
+  health_.start(failure.rank.value_or(attempt_.layout.rank_base), what_happened(failure));
+  step({.kind = Event::WorkerFailed, .value = failure.exit_code});
+}
+
+// ---------------------------------------------------------------------------
+// The duties: the hang watch (--ddp-hang-timeout), the site's HealthCheck
+
+// Each worker's last progress; nullopt for one that has ended well (no longer
+// watched), unless `ended_too`.
+std::vector<std::optional<Progress>> Agent::progress(bool ended_too) const {
+  std::vector<std::optional<Progress>> last(attempt_.layout.nproc);
+  for (std::uint32_t local = 0; local < last.size(); ++local) {
+    if (!ended_too && local < exits_.size() && exits_[local] && !exits_[local]->failed()) continue;
+    const auto file = files_.progress_file(attempt_.number, attempt_.layout.rank_base + local);
+    last[local] = read_progress(file).value_or(Progress{});
+  }
+  return last;
+}
+
+// Which of this attempt's workers have ended, by local rank.
+std::vector<bool> Agent::ended() const {
+  std::vector<bool> ended(exits_.size());
+  for (std::size_t i = 0; i < exits_.size(); ++i) ended[i] = exits_[i].has_value();
+  return ended;
+}
+
+// Every loop turn while the workers run.
+void Agent::tick_hang_watch() {
+  if (!hang_.on() || !watching_workers(life_)) return;
+  if (hang_.hang()) {
+    if (hang_.settled(ended())) report_hang();
+    return;
+  }
+  if (!hang_.check_due()) return;
+  if (auto hang = hang_.find(progress(false))) begin_hang(std::move(*hang));
+}
+
+// SIGABRT makes Python (PYTHONFAULTHANDLER) print every thread's stack; the
+// report waits for the stalled workers to end so that their stacks are in it.
+void Agent::begin_hang(Hang hang) {
+  spdlog::warn("node {}: rank(s) {} made no progress for {}: SIGABRT for their stacks", spec_.plan.node_rank,
+               rank_list(stalled_ranks(hang, attempt_.layout.rank_base)), seconds_text(hang_.timeout()));
+  client_->report_hanging(attempt_.number);  // before any rank dies of it: their peers' failures are consequences
+  for (const auto& r : hang.stalled) group_.abort_for_stack(r.local);
+  hang_.found(std::move(hang));
+}
+
+// The culprit on this node (hang_watch.hpp); the coordinator compares it
+// with the other nodes' by where it stalled, its step, then how long ago.
+void Agent::report_hang() {
+  const Hang& hang = *hang_.hang();
+  output_.drain();
+  std::vector<StalledIn> where;
+  for (const auto& r : hang.stalled) where.push_back(where_stalled(output_.stderr_tail(r.local)));
+  const std::size_t culprit = pick_culprit(hang, where);
+  const std::uint32_t local = hang.stalled[culprit].local;
+  report_failure(hang_failure(site(), hang, culprit, where[culprit], hang_.timeout(), exits_[local],
+                              output_.stderr_tail(local), error_file(local)));
+}
+
+// Once the attempt's workers have ended: node 0 says (once) if none of them
+// ever signalled progress, so the watch never started.
+void Agent::tell_if_untouched() {
+  if (spec_.plan.node_rank != 0 || exits_.empty()) return;
+  if (const auto warning = hang_.untouched_warning_once(progress(true), spec_.plan.node_rank))
+    spdlog::warn("{}", *warning);
+}
+
+void Agent::tick_health_check() {
+  // STOPPED, if it waited for the verdict.
+  if (health_.poll()) step({.kind = Event::HealthVerdict, .health_running = health_.running()});
+}
+
+}  // namespace ddp::agent
