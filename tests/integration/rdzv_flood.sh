@@ -44,7 +44,15 @@ new_step() {
 }
 start_node() {
   local name=$1 rank=$2 seconds=$3 nofile=${4:-}
-  local -a env=(env -i "PATH=$PATH" "TMPDIR=$work" "SLURM_DDP_SECRET=$SECRET"
+  # In the sanitizer build (tests/sanitize.sh) the agent keeps the sanitizers'
+  # options, so its reports go where the others' go, with ASan's quarantine
+  # cut to 1 MiB: ASan holds freed memory back (256 MiB by default), and
+  # VmHWM would count that as the agent's.
+  local -a san=()
+  [[ -z ${ASAN_OPTIONS:-} ]] || san+=("ASAN_OPTIONS=$ASAN_OPTIONS:quarantine_size_mb=1")
+  [[ -z ${UBSAN_OPTIONS:-} ]] || san+=("UBSAN_OPTIONS=$UBSAN_OPTIONS")
+  [[ -z ${LSAN_OPTIONS:-} ]] || san+=("LSAN_OPTIONS=$LSAN_OPTIONS")
+  local -a env=(env -i "PATH=$PATH" "${san[@]}" "TMPDIR=$work" "SLURM_DDP_SECRET=$SECRET"
     DDP_PLAN_VERSION=5 DDP_PLAN_REQUEUE=0 DDP_PLAN_REQUEUE_WAIT_MS=60000 DDP_PLAN_HANG_TIMEOUT_MS=0 "DDP_PLAN_RUN_ID=$$.$run" DDP_PLAN_MODE=cpu "DDP_PLAN_NODE_RANK=$rank"
     DDP_PLAN_SPARES=0 DDP_PLAN_MIN_NODES=0 DDP_PLAN_GROUPS=2 "DDP_PLAN_GROUP_RANK=$rank" DDP_PLAN_HEALTH_CHECK= DDP_PLAN_HEALTH_CHECK_TIMEOUT_MS=60000
     DDP_PLAN_NNODES=2 DDP_PLAN_NPROC=1 "DDP_PLAN_RANK_BASE=$rank" DDP_PLAN_WORLD_SIZE=2
