@@ -204,12 +204,32 @@ std::optional<int> Agent::set_up() {
       return 1;
     }
   }
+  if (auto ok = make_run_files(); !ok) {
+    spdlog::error("{}", ok.error());
+    return 1;
+  }
   if (const auto route = route_to(spec_.plan.master_addr); route)
     attempt_.ifname = route->interface;
   else
     spdlog::warn("cannot tell which interface reaches MASTER_ADDR={}: {}; Gloo/NCCL will pick one themselves",
                  spec_.plan.master_addr, route.error());
   return std::nullopt;
+}
+
+// The workers' run files, in a directory only this agent's user can enter
+// (workers/run_files.hpp). Without one the workers get no error files, which
+// is said; the hang watch cannot run without progress files, which stops the
+// agent: the user asked for it.
+Status Agent::make_run_files() {
+  auto files = RunFiles::make();
+  if (files) {
+    files_ = std::move(*files);
+    return Ok{};
+  }
+  const std::string fix = "point TMPDIR at a directory the job's user may write";
+  if (hang_.on()) return fail(files.error() + "; the hang watch needs it for the workers' progress files: " + fix);
+  spdlog::warn("{}; the workers get no TORCHELASTIC_ERROR_FILE ({})", files.error(), fix);
+  return Ok{};
 }
 
 // Node 0: the rendezvous every agent (this one too) connects to.

@@ -37,6 +37,7 @@ class Agent {
  private:
   // Setting up, serving, leaving.
   std::optional<int> set_up();
+  Status make_run_files();
   Status start_coordinator();
   void start_client();
   Status serve();

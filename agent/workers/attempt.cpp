@@ -25,6 +25,7 @@ namespace {
 // step; a script in one line: pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()).
 void add_files(Environment& env, bool watched, const Attempt& attempt, std::uint32_t rank, const RunFiles& files,
                std::vector<std::string>& warnings) {
+  if (!files.made()) return;  // the agent said why when it started
   if (auto ok = files.prepare(attempt.number, rank, watched); !ok) warnings.push_back(ok.error());
   env.set("TORCHELASTIC_ERROR_FILE", files.error_file(attempt.number, rank));
   if (!watched) return;

@@ -1,18 +1,38 @@
 #include "workers/run_files.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "ddp/wire/progress_file.hpp"
 
 namespace ddp::agent {
 
-RunFiles::RunFiles() {
+namespace {
+
+// mkdir that takes only a new directory (mode 0700); one that exists is
+// fine only inside our own private directory, where nobody else can make it.
+Status make_dir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) == 0 || errno == EEXIST) return Ok{};
+  return fail("cannot create " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+Result<RunFiles> RunFiles::make() {
   const char* tmp = std::getenv("TMPDIR");
-  dir_ = std::string(tmp && *tmp ? tmp : "/tmp") + "/ddp-agent-" + std::to_string(getuid()) + "-" +
-         std::to_string(getpid());
+  const std::string parent = tmp && *tmp ? tmp : "/tmp";
+  std::string name = parent + "/ddp-agent-" + std::to_string(getuid()) + "-XXXXXX";
+  std::vector<char> buffer(name.begin(), name.end());
+  buffer.push_back('\0');
+  if (!::mkdtemp(buffer.data()))
+    return fail("cannot create the agent's private directory in " + parent + " (TMPDIR): " + std::strerror(errno));
+  return RunFiles(buffer.data());
 }
 
 std::string RunFiles::rank_dir(std::uint32_t attempt, std::uint32_t rank) const {
@@ -20,22 +40,23 @@ std::string RunFiles::rank_dir(std::uint32_t attempt, std::uint32_t rank) const 
 }
 
 std::string RunFiles::error_file(std::uint32_t attempt, std::uint32_t rank) const {
-  return rank_dir(attempt, rank) + "/error.json";
+  return made() ? rank_dir(attempt, rank) + "/error.json" : "";
 }
 
 std::string RunFiles::progress_file(std::uint32_t attempt, std::uint32_t rank) const {
-  return rank_dir(attempt, rank) + "/progress";
+  return made() ? rank_dir(attempt, rank) + "/progress" : "";
 }
 
 Status RunFiles::prepare(std::uint32_t attempt, std::uint32_t rank, bool progress) const {
-  std::error_code ec;
-  std::filesystem::create_directories(rank_dir(attempt, rank), ec);
-  if (ec) return fail("cannot create " + rank_dir(attempt, rank) + ": " + ec.message());
+  if (!made()) return fail("the agent has no private directory for its run files");
+  if (auto ok = make_dir(dir_ + "/attempt_" + std::to_string(attempt)); !ok) return ok;
+  if (auto ok = make_dir(rank_dir(attempt, rank)); !ok) return ok;
   if (!progress) return Ok{};
   return create_progress_file(progress_file(attempt, rank));
 }
 
 void RunFiles::remove_all() const {
+  if (!made()) return;
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }

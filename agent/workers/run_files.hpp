@@ -1,5 +1,7 @@
-// The agent's files for its workers: one directory per agent
-// ($TMPDIR/ddp-agent-UID-PID), a folder per attempt and rank in it:
+// The agent's files for its workers, in a directory of its own that no other
+// user can plant in, replace or read: made by mkdtemp (mode 0700, a name
+// nobody can guess or claim first) under the job's TMPDIR, or /tmp. One
+// folder per attempt and rank in it:
 //   attempt_A/rank_R/error.json  TORCHELASTIC_ERROR_FILE: torch's @record
 //                                writes the worker's exception there, and the
 //                                root cause points at it
@@ -17,16 +19,21 @@ namespace ddp::agent {
 
 class RunFiles {
  public:
-  RunFiles();  // under $TMPDIR (or /tmp), named for this user and process
+  // The directory, made now; the error names it and why not (the agent
+  // decides what a job without run files may still do).
+  static Result<RunFiles> make();
+  RunFiles() = default;  // none: every path is empty, prepare() fails
 
+  bool made() const { return !dir_.empty(); }
   std::string error_file(std::uint32_t attempt, std::uint32_t rank) const;
   std::string progress_file(std::uint32_t attempt, std::uint32_t rank) const;
-  // The rank's folder, and with `progress` its progress file, created as
-  // never touched (the hang watch starts at a worker's first touch).
+  // The rank's folder, and with `progress` its progress file, created new,
+  // as never touched (the hang watch starts at a worker's first touch).
   Status prepare(std::uint32_t attempt, std::uint32_t rank, bool progress) const;
   void remove_all() const;
 
  private:
+  explicit RunFiles(std::string dir) : dir_(std::move(dir)) {}
   std::string rank_dir(std::uint32_t attempt, std::uint32_t rank) const;
   std::string dir_;
 };

@@ -3,9 +3,12 @@
 // read_progress makes of it, round trip. (read_progress on hand-written
 // files is in test_agent.cpp.)
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "ddp/wire/progress_file.hpp"
@@ -30,6 +33,13 @@ std::string scratch() {
 bool recent(system_clock::time_point t) {
   const auto now = system_clock::now();
   return t > now - std::chrono::minutes(1) && t <= now + std::chrono::minutes(1);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace
@@ -62,16 +72,23 @@ START_TEST(a_mark_reads_back_as_its_step_and_a_recent_time) {
 }
 END_TEST
 
-// The agent creates the file again for each attempt: the last attempt's
-// progress must not count for the next one.
-START_TEST(creating_again_forgets_the_last_attempt) {
+// Each attempt and rank gets a new file, in the agent's private directory;
+// a name that exists is refused, whatever it is, and left as it was: a file,
+// a link another user planted (to a file of the job's user), a FIFO (which
+// would hang an open() that waits for a reader).
+START_TEST(an_existing_name_is_refused_and_left_alone) {
   const auto dir = scratch();
-  const auto path = dir + "/progress";
-  ck_assert(create_progress_file(path).ok());
-  ProgressWriter(path).mark(99);
-  ck_assert(create_progress_file(path).ok());
-  const auto again = read_progress(path);
-  ck_assert(again && again->last == system_clock::time_point{} && !again->step);
+  { std::ofstream(dir + "/target") << "the user's data\n"; }
+  { std::ofstream(dir + "/file") << "an earlier file\n"; }
+  fs::create_symlink(dir + "/target", dir + "/link");
+  ck_assert_int_eq(::mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  for (const char* name : {"file", "link", "fifo"}) {
+    const auto made = create_progress_file(dir + "/" + name);
+    ck_assert_msg(!made.ok(), "%s was accepted", name);
+    CK_CONTAINS(made.error(), dir + "/" + name);
+  }
+  CK_STR_EQ(slurp(dir + "/target"), "the user's data\n");
+  CK_STR_EQ(slurp(dir + "/file"), "an earlier file\n");
   fs::remove_all(dir);
 }
 END_TEST
@@ -98,6 +115,6 @@ END_TEST
 Suite* progress_file_suite() {
   return make_suite("progress_file",
                     {a_created_file_reads_as_never_touched, a_mark_reads_back_as_its_step_and_a_recent_time,
-                     creating_again_forgets_the_last_attempt, a_writer_without_a_file_marks_nothing,
+                     an_existing_name_is_refused_and_left_alone, a_writer_without_a_file_marks_nothing,
                      a_file_that_cannot_be_made_is_an_error_naming_it});
 }

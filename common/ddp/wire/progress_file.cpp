@@ -12,12 +12,16 @@
 namespace ddp {
 
 Status create_progress_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  // A new file or nothing: never through a link or into a FIFO someone else
+  // put there (O_EXCL refuses any name that exists, O_NOFOLLOW a link,
+  // O_NONBLOCK keeps open() from waiting on a FIFO).
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
   if (fd < 0) return fail("cannot create the progress file " + path + ": " + std::strerror(errno));
-  ::close(fd);
   const timespec never[2] = {{0, 0}, {0, 0}};  // atime, mtime: the epoch
-  if (::utimensat(AT_FDCWD, path.c_str(), never, 0) != 0)
-    return fail("cannot set the time of the progress file " + path + ": " + std::strerror(errno));
+  const bool timed = ::futimens(fd, never) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!timed) return fail("cannot set the time of the progress file " + path + ": " + std::strerror(err));
   return Ok{};
 }
 

@@ -28,7 +28,8 @@ struct Progress {
   std::optional<std::uint64_t> step;
 };
 
-// Creates `path` empty (or empties it), with the epoch as its time.
+// Creates `path`, a new empty file (an existing name, a link or a FIFO is an
+// error), with the epoch as its time.
 Status create_progress_file(const std::string& path);
 
 // The worker's side: one pwrite per mark, no allocation, no error to handle
