@@ -149,6 +149,18 @@ Result<OutputRouter::ChildEnds> OutputRouter::add_worker(std::uint32_t local_ran
   return ends;
 }
 
+namespace {
+
+// Why an open log file is not the job user's own, or "".
+std::string not_ours(int fd) {
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return errno_text();
+  if (st.st_uid != ::geteuid()) return "it belongs to uid " + std::to_string(st.st_uid) + ", another user";
+  return "";
+}
+
+}  // namespace
+
 void OutputRouter::open_logs(Worker& worker) {
   if (!logging_) return;
   if (auto made = make_dirs(options_.log_dir); !made) {
@@ -161,10 +173,16 @@ void OutputRouter::open_logs(Worker& worker) {
     const std::string path = base + (stream == Stream::Out ? ".out" : ".err");
     // O_APPEND: a restart (or a rerun) adds to the file instead of replacing it.
     // O_NONBLOCK: a FIFO nobody reads must not hang the agent in open(); its
-    // writes wait in the log sink instead.
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
-    if (fd < 0) {
-      warn("cannot open the log file " + path + ": " + errno_text() + "; worker output goes to the terminal only",
+    // writes wait in the log sink instead. O_NOFOLLOW and the owner: in a
+    // shared folder another user may have made the name first, as a link to
+    // a file of the job's user or as a file of theirs.
+    const int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW, 0644);
+    const std::string unusable = fd < 0 ? errno_text() : not_ours(fd);
+    if (!unusable.empty()) {
+      if (fd >= 0) ::close(fd);
+      warn("cannot use the log file " + path + ": " + unusable +
+               "; worker output goes to the terminal only (give --ddp-log-dir a folder of your own)",
            log_warned_);
       close_logs(worker);
       stop_logging();

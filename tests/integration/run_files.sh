@@ -3,12 +3,14 @@
 # progress files), without Slurm: a standalone agent as root (the victim) with
 # the hang watch on, TMPDIR a sticky world-writable folder like /tmp.
 #
-# 1. Before the agent starts, another user (nobody) plants the directories an
-#    agent would have used under a predictable name (TMPDIR/ddp-agent-UID-PID,
-#    for each of the next PIDs), with links to a victim's file as the progress
-#    and error files. The victim's file must stay intact and the job end with
-#    0. (Before the private directory, the agent truncated the victim's file
-#    through the link, and the job ended 0 all the same.)
+# 1. Before the agent starts, another user (useradd -r) plants the directories
+#    an agent would have used under a predictable name (TMPDIR/ddp-agent-UID-PID,
+#    for each of the next PIDs), with links to a victim's file, or FIFOs, as
+#    the progress and error files. The victim's file must stay intact and the
+#    job end with 0. (Before the private directory, the agent truncated the
+#    victim's file through the link and the job ended 0 all the same; with
+#    FIFOs it hung in open().) The same user makes a shared --log-dir first,
+#    with a link as rank 0's log: refused, the victim's file intact.
 # 2. While the job runs, its directory is the victim's alone (mode 0700); a
 #    failed run keeps it for the post-mortem, and the other user can read
 #    nothing in it; a run that ends well removes it.
@@ -19,7 +21,10 @@
 set -euo pipefail
 agent=${1:?path to ddp-agent}
 PY=/usr/bin/python3
-mallory=nobody
+# The other user: a system account of the test's own (useradd -r), as on a
+# node where several users' jobs share the machine.
+mallory=ddp-mallory
+id -u "$mallory" >/dev/null 2>&1 || useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$mallory"
 work=$(mktemp -d)
 chmod 0755 "$work"  # the other user must reach the node's /tmp inside
 cleanup() { if [[ -n ${KEEP_WORK:-} ]]; then echo "kept $work"; else rm -rf "$work"; fi; }
@@ -34,31 +39,62 @@ mkdir -m 0755 "$work/home"
 victim=$work/home/precious
 echo "the victim's data" >"$victim"
 
-# --- 1. Links planted at the names the next PIDs would give -----------------
+# --- 1. Links and FIFOs planted at the names the next PIDs would give --------
+# plant KIND: as the other user, for each of the next 3,000 PIDs, the folders
+# an agent of root's would have used, with links to the victim's file (KIND
+# links) or FIFOs (KIND fifos) as its progress and error files; then the job.
 planted=3000
-first=$(($(cat /proc/sys/kernel/ns_last_pid) + 1))
-runuser -u "$mallory" -- "$PY" - "$tmp" "$first" "$planted" "$victim" <<'PY'
+plant() {
+  local kind=$1 rc agent_pid first
+  first=$(($(cat /proc/sys/kernel/ns_last_pid) + 1))
+  runuser -u "$mallory" -- "$PY" - "$tmp" "$first" "$planted" "$victim" "$kind" >"$work/$kind.pids" <<'PY'
 import os, sys
-tmp, first, count, victim = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-for pid in range(first, first + count):
+tmp, first, count, victim, kind = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+pid_max = int(open("/proc/sys/kernel/pid_max").read())
+for i in range(count):
+    pid = first + i
+    if pid > pid_max:  # the kernel goes on from 300 (RESERVED_PIDS)
+        pid = 300 + pid - pid_max - 1
+    print(pid)
     rank_dir = f"{tmp}/ddp-agent-0-{pid}/attempt_0/rank_0"
-    os.makedirs(rank_dir, mode=0o777)
+    os.makedirs(rank_dir, mode=0o777, exist_ok=True)
     for name in ("progress", "error.json"):
-        os.symlink(victim, f"{rank_dir}/{name}")
+        path = f"{rank_dir}/{name}"
+        if os.path.lexists(path):
+            os.unlink(path)
+        if kind == "links":
+            os.symlink(victim, path)
+        else:
+            os.mkfifo(path, 0o666)
 PY
-set +e
-TMPDIR=$tmp timeout 60 "$agent" --nproc 1 --hang-timeout 5 -- /bin/sh -c \
-  'touch "$DDP_PROGRESS_FILE"; sleep 1; touch "$DDP_PROGRESS_FILE"; echo "pid $PPID done"' >"$work/planted.out" 2>"$work/planted.err"
-rc=$?
-set -e
-agent_pid=$(sed -n 's/.*pid \([0-9]*\) done$/\1/p' "$work/planted.out")
-[[ -n $agent_pid ]] || { show "$work"/planted.*; fail "the worker never ran (agent rc $rc)"; }
-((agent_pid >= first && agent_pid < first + planted)) ||
-  fail "the agent's pid $agent_pid is outside the planted range $first..$((first + planted - 1)): nothing was tested"
-[[ $(cat "$victim") == "the victim's data" ]] ||
-  { show "$work"/planted.*; fail "the victim's file was written through the planted link (now: '$(head -c 80 "$victim")')"; }
-[[ $rc == 0 ]] || { show "$work"/planted.*; fail "the job beside the planted links ended $rc"; }
-pass "links planted for PIDs $first..$((first + planted - 1)) (the agent was $agent_pid): the victim's file intact, job rc 0"
+  set +e
+  TMPDIR=$tmp timeout -k 5 30 "$agent" --nproc 1 --hang-timeout 5 -- /bin/sh -c \
+    'touch "$DDP_PROGRESS_FILE"; sleep 1; touch "$DDP_PROGRESS_FILE"; echo "pid $PPID done"' >"$work/$kind.out" 2>"$work/$kind.err"
+  rc=$?
+  set -e
+  [[ $rc != 124 && $rc != 137 ]] || { show "$work/$kind".*; fail "planted $kind: the agent hung (killed after 30 s)"; }
+  agent_pid=$(sed -n 's/.*pid \([0-9]*\) done$/\1/p' "$work/$kind.out")
+  [[ -n $agent_pid ]] || { show "$work/$kind".*; fail "planted $kind: the worker never ran (agent rc $rc)"; }
+  grep -qx "$agent_pid" "$work/$kind.pids" ||
+    fail "planted $kind: the agent's pid $agent_pid is not among the $planted planted from $first: nothing was tested"
+  [[ $(cat "$victim") == "the victim's data" ]] ||
+    { show "$work/$kind".*; fail "planted $kind: the victim's file was written through a link (now: '$(head -c 80 "$victim")')"; }
+  [[ $rc == 0 ]] || { show "$work/$kind".*; fail "planted $kind: the job ended $rc"; }
+  pass "$kind planted by $mallory for the $planted PIDs from $first (the agent was $agent_pid): the victim's file intact, job rc 0"
+}
+plant links
+plant fifos
+
+# A --ddp-log-dir in a shared folder that the other user made first, with a
+# link to the victim's file as rank 0's log: the log is refused, said once, and
+# the output still reaches the terminal.
+runuser -u "$mallory" -- sh -c "mkdir -m 0777 '$tmp/logs' && ln -s '$victim' '$tmp/logs/rank-0.out'"
+TMPDIR=$tmp timeout 30 "$agent" --nproc 1 --log-dir "$tmp/logs" -- echo "to the log" >"$work/logs.out" 2>"$work/logs.err" ||
+  { show "$work"/logs.*; fail "a planted log link: the job failed"; }
+[[ $(cat "$victim") == "the victim's data" ]] || fail "the worker's output went through the planted log link into the victim's file"
+grep -q "cannot use the log file $tmp/logs/rank-0.out" "$work/logs.err" && grep -q "to the log" "$work/logs.out" ||
+  { show "$work"/logs.*; fail "a planted log link: expected one warning and the output on the terminal"; }
+pass "a link planted in a shared --log-dir: refused with a warning, the victim's file intact"
 
 # --- 2. The directory is the victim's alone; kept after a failure ------------
 before=$(ls "$tmp")

@@ -217,6 +217,23 @@ START_TEST(snapshot_round_trip_and_damage) {
 }
 END_TEST
 
+// A link planted at the temporary's name (a shared folder): the snapshot is
+// written beside it, the link's target is never touched.
+START_TEST(a_link_at_the_temporary_name_is_not_followed) {
+  const std::string dir = temp_dir();
+  const std::string victim = temp_dir() + "/victim";
+  { std::ofstream(victim) << "precious"; }
+  const std::string name = snapshot_file_name(7);
+  ck_assert_int_eq(::symlink(victim.c_str(), (dir + "/." + name + ".tmp").c_str()), 0);
+  ck_assert(write_file_durably(dir, name, encode_snapshot(sample_snapshot(7))).ok());
+  std::ifstream in(victim);
+  std::string text;
+  std::getline(in, text);
+  CK_STR_EQ(text, "precious");
+  ck_assert(find_newest_snapshot(dir)->newest);
+}
+END_TEST
+
 START_TEST(newest_valid_snapshot_wins_and_pruning_keeps_k) {
   const std::string dir = temp_dir();
   for (int step : {10, 20, 30}) ck_assert(write_file_durably(dir, snapshot_file_name(step), encode_snapshot(sample_snapshot(step))).ok());
@@ -301,7 +318,8 @@ Suite* trainer_dist_suite() {
                      store_limits_connections, store_drops_a_client_that_stops_reading,
                      store_connect_names_the_endpoint_on_timeout,
                      bootstrap_names_ranks_that_never_arrive, snapshot_round_trip_and_damage,
-                     newest_valid_snapshot_wins_and_pruning_keeps_k, metrics_lines_are_json,
+                     newest_valid_snapshot_wins_and_pruning_keeps_k, a_link_at_the_temporary_name_is_not_followed,
+                     metrics_lines_are_json,
                      gpu_claims_refuse_two_ranks_on_one_gpu_of_one_nccl_host},
                     60);  // the store drops a silent reader after 5 s
 }

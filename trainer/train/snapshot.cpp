@@ -177,7 +177,12 @@ Status write_file_durably(const std::string& dir, const std::string& name, const
     return fail("cannot create snapshot directory " + dir + ": " + errno_text());
   const std::string tmp = dir + "/." + name + ".tmp";
   const std::string final_path = dir + "/" + name;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A new file, never an existing name: a stale temporary of ours goes first;
+  // in a shared folder a name another user made (a link to one of our files,
+  // say) cannot be removed, and O_EXCL|O_NOFOLLOW then refuses it.
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT)
+    return fail("cannot replace " + tmp + ": " + errno_text() + " (another user's file? keep snapshots in a folder of your own)");
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return fail("cannot write " + tmp + ": " + errno_text());
   std::size_t written = 0;
   while (written < bytes.size()) {
