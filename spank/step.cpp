@@ -91,6 +91,25 @@ Result<std::string> node_address(const std::string& node) {
   return result;
 }
 
+namespace {
+
+// A job array's task: scontrol must name it ARRAYJOBID_TASKID, as the first
+// task's own job id is the array's, which names every task.
+Status gather_array_task(spank_t sp, StepFacts& f) {
+  const auto array = item<std::uint32_t>(sp, S_JOB_ARRAY_ID, "array job id");
+  const auto task = item<std::uint32_t>(sp, S_JOB_ARRAY_TASK_ID, "array task id");
+  if (!array) return fail(array.error());
+  if (!task) return fail(task.error());
+  // Not an array task: slurmstepd says the job's own id and NO_VAL as the
+  // task (22.05 to 26.05; 0 in some older paths).
+  if (*array == 0 || *task == NO_VAL) return Ok{};
+  f.array_job_id = *array;
+  f.array_task_id = *task;
+  return Ok{};
+}
+
+}  // namespace
+
 Result<StepFacts> gather_step_facts(spank_t sp) {
   StepFacts f;
   const auto job = item<std::uint32_t>(sp, S_JOB_ID, "job id");
@@ -102,6 +121,7 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
     if (!*r) return fail(r->error());
   f.job_id = *job;
   f.step_id = *step;
+  if (auto ok = gather_array_task(sp, f); !ok) return fail(ok.error());
   f.node_id = *node_id;
   f.local_tasks = *local_tasks;
   f.total_tasks = *total_tasks;

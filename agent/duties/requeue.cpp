@@ -10,9 +10,9 @@ namespace {
 constexpr std::chrono::seconds kScontrolTimeout{30};
 }
 
-Status Requeue::start(std::uint32_t job_id, const std::string& scontrol) {
-  job_id_ = job_id;
-  return scontrol_.start({scontrol, "requeue", std::to_string(job_id)}, kScontrolTimeout,
+Status Requeue::start(const std::string& job, const std::string& scontrol) {
+  job_ = job;
+  return scontrol_.start({scontrol, "requeue", job}, kScontrolTimeout,
                          "(is slurm-client installed on node 0?)");
 }
 
@@ -22,13 +22,13 @@ std::optional<Status> Requeue::poll() {
   if (outcome->ok) return Status(Ok{});
   if (outcome->timed_out)
     outcome->said = "no answer from slurmctld within " + std::to_string(kScontrolTimeout.count()) + " s";
-  return Status(fail("scontrol requeue " + std::to_string(job_id_) + ": " +
+  return Status(fail("scontrol requeue " + job_ + ": " +
                      (outcome->said.empty() ? "failed" : outcome->said)));
 }
 
 Requeuer::Requeuer(const NodePlan& plan, bool standalone)
     : enabled_(plan.requeue && !standalone && plan.job_id != 0),
-      job_id_(plan.job_id),
+      job_(scontrol_job_name(plan)),
       wait_(plan.requeue_wait_ms) {}
 
 void Requeuer::on_warning(int sig, bool over) {
@@ -36,16 +36,16 @@ void Requeuer::on_warning(int sig, bool over) {
   armed_ = true;
   by_ = Clock::now() + wait_;
   spdlog::info("node 0: {} (Slurm's warning): job {} is requeued once every worker has ended, in {} s at most",
-               signal_name(sig), job_id_, wait_.count() / 1000);
+               signal_name(sig), job_, wait_.count() / 1000);
 }
 
 void Requeuer::tick(bool workers_done) {
   if (!armed_ || done_) return;
   if (scontrol_.running()) return finish_scontrol();
   if (!workers_done && Clock::now() < by_) return;
-  if (auto started = scontrol_.start(job_id_); !started) {
+  if (auto started = scontrol_.start(job_); !started) {
     done_ = true;
-    spdlog::error("cannot requeue job {}: {}", job_id_, started.error());
+    spdlog::error("cannot requeue job {}: {}", job_, started.error());
   }
 }
 
@@ -54,10 +54,10 @@ void Requeuer::finish_scontrol() {
   if (!result) return;
   done_ = true;
   if (!*result) {
-    spdlog::error("cannot requeue job {}: {}", job_id_, result->error());
+    spdlog::error("cannot requeue job {}: {}", job_, result->error());
     return;
   }
-  spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", job_id_);
+  spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", job_);
   hold_until_ = Clock::now() + std::chrono::seconds(60);
 }
 

@@ -18,8 +18,9 @@ namespace ddp::agent {
 
 class Requeue {
  public:
-  // Starts `scontrol requeue job_id` (scontrol from PATH, or `scontrol` set).
-  Status start(std::uint32_t job_id, const std::string& scontrol = "scontrol");
+  // Starts `scontrol requeue JOB` (scontrol from PATH, or `scontrol` set);
+  // JOB as scontrol_job_name() gives it.
+  Status start(const std::string& job, const std::string& scontrol = "scontrol");
   bool running() const { return scontrol_.running(); }
   // nullopt while scontrol runs; then Ok, or the failure with what scontrol
   // said. Kills a scontrol that takes longer than 30 s (and one still
@@ -28,7 +29,7 @@ class Requeue {
 
  private:
   Command scontrol_;
-  std::uint32_t job_id_ = 0;
+  std::string job_;
 };
 
 // --ddp-requeue, node 0: Slurm's warning came (USR1 or USR2 from sbatch
@@ -53,7 +54,7 @@ class Requeuer {
   void finish_scontrol();
 
   bool enabled_;
-  std::uint32_t job_id_;
+  std::string job_;  // JOBID, or ARRAYJOBID_TASKID: this task only
   std::chrono::milliseconds wait_;
   bool armed_ = false;
   Clock::time_point by_;

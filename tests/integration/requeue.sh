@@ -8,8 +8,9 @@
 # parameters of an uninterrupted run; Slurm counts Restarts=1. The signal is
 # sent with `scancel --signal=USR1`, which delivers it to the job's steps as
 # --signal does, at a moment the test chooses (slurmctld sends --signal's only
-# on its 30-second time-limit pass). Refused up front: --ddp-requeue outside a
-# batch job, and in a job submitted with --no-requeue.
+# on its 30-second time-limit pass). In a job array, the warning to the task
+# whose job id is the array's id requeues that task only. Refused up front:
+# --ddp-requeue outside a batch job, and in a job submitted with --no-requeue.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 train=${1:?path to ddp-train}
@@ -54,6 +55,43 @@ expect_eq "$(grep -c '^script went on after srun' <<<"$OUT")" "1" "the first run
 expect_in "$OUT" "script went on after srun: 0" "the second run's srun succeeded"
 cmp -s "$WORK/clean" "$WORK/requeued" || fail "the requeued job ended with other parameters than the uninterrupted run"
 
+# A job array: Slurm's warning to the task whose own job id is the array's id
+# (the task started last keeps the array's record) requeues that task only
+# (scontrol requeue ARRAYJOBID_TASK); the other trains on untouched.
+# (Requeueing the bare id requeued every task.)
+cat >"$WORK/array.sh" <<JOB
+#!/bin/bash
+srun --ddp=cpu --ddp-procs=1 --ddp-requeue "$train" ${args[*]} --snapshot-dir "$WORK/asnaps_\$SLURM_ARRAY_TASK_ID" \
+  --save-every 0 --on-preempt exit
+echo "task \$SLURM_ARRAY_TASK_ID went on after srun: \$?"
+JOB
+aid=$(sbatch --parsable --array=0-1 -N1 --open-mode=append -o "$WORK/array_%a.out" -e "$WORK/array_%a.err" \
+  "$WORK/array.sh") || fail "sbatch refused the array"
+wait_lines "$WORK/array_0.out" "epoch 2/6" 1 60
+wait_lines "$WORK/array_1.out" "epoch 2/6" 1 30
+task_job() { scontrol show job "${aid}_$1" | sed -n 's/^JobId=\([0-9]*\) .*/\1/p'; }
+own=
+for t in 0 1; do [[ $(task_job $t) == "$aid" ]] && own=$t; done
+[[ -n $own ]] || fail "no task of array $aid runs under the array's own id ($(task_job 0), $(task_job 1))"
+other=$((1 - own))
+scancel --signal=USR1 "${aid}_$own"
+deadline=$((SECONDS + 120))
+while ((SECONDS < deadline)); do
+  states=$(for t in 0 1; do scontrol show job "${aid}_$t" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; done)
+  [[ $(grep -cx 'COMPLETED\|FAILED\|CANCELLED\|TIMEOUT' <<<"$states") == 2 ]] && break
+  sleep 0.5
+done
+OUT=$(cat "$WORK"/array_*.out) ERR=$(cat "$WORK"/array_*.err)
+((SECONDS < deadline)) || { show "the array"; diagnose; fail "array $aid did not end within 120 s"; }
+for t in 0 1; do
+  info=$(scontrol show job "${aid}_$t")
+  expect_eq "$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")" "COMPLETED" "array task $t's state"
+  expect_eq "$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info")" "$((t == own ? 1 : 0))" \
+    "array task $t's Restarts (task $own, job $aid, was signalled)"
+done
+expect_in "$(cat "$WORK/array_$own.err")" "job ${aid}_$own requeued" "the signalled task requeued itself by its array name"
+expect_eq "$(grep -c 'went on after srun' "$WORK/array_$other.out")" "1" "task $other ran once"
+
 # Refused before anything starts.
 run srun -N2 --ddp=cpu --ddp-requeue true
 expect_failure "--ddp-requeue outside a batch job"
@@ -61,4 +99,4 @@ expect_in "$ERR" "ddp: --ddp-requeue needs a batch job" "the refusal says why"
 printf '#!/bin/bash\nsrun --ddp=cpu --ddp-requeue true\n' >"$WORK/norequeue.sh"
 sbatch_wait --no-requeue -N1 -o "$WORK/norequeue.out" "$WORK/norequeue.sh"
 expect_in "$(cat "$WORK/norequeue.out")" "may not be requeued (sbatch --no-requeue" "a --no-requeue job is refused"
-pass "--ddp-requeue: saved on Slurm's warning, requeued once (Restarts=1), running again ${again:-?} s after the signal (cred_expire=10), resumed to the uninterrupted run's parameters; refusals"
+pass "--ddp-requeue: saved on Slurm's warning, requeued once (Restarts=1), running again ${again:-?} s after the signal (cred_expire=10), resumed to the uninterrupted run's parameters; in an array, only the signalled task (the array's own id) requeued; refusals"

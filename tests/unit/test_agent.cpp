@@ -1017,19 +1017,19 @@ START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
     return Status(Ok{});
   };
   agent::Requeue ok;
-  ck_assert(ok.start(4242, fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
+  ck_assert(ok.start("4242_1", fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
   ck_assert(ok.running());
   ck_assert(wait(ok).ok());
-  CK_STR_EQ(slurp(dir + "/args"), "requeue 4242\n");
+  CK_STR_EQ(slurp(dir + "/args"), "requeue 4242_1\n");
 
   agent::Requeue refused;
-  ck_assert(refused.start(7, fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1")).ok());
+  ck_assert(refused.start("7", fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1")).ok());
   const auto r = wait(refused);
   ck_assert(!r.ok());
   CK_STR_EQ(r.error(), "scontrol requeue 7: slurm_requeue error: Requested operation is presently disabled");
 
   agent::Requeue missing;
-  ck_assert(missing.start(7, dir + "/no-such-scontrol").ok());
+  ck_assert(missing.start("7", dir + "/no-such-scontrol").ok());
   const auto m = wait(missing);
   ck_assert(!m.ok());
   CK_CONTAINS(m.error(), "is slurm-client installed on node 0?");

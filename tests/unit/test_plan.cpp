@@ -23,6 +23,8 @@ NodePlan sample_plan() {
   p.master_port_fixed = true;
   p.job_id = 42;
   p.step_id = 3;
+  p.array_job_id = 40;
+  p.array_task_id = 2;
   p.port_range = {21000, 21999};
   p.rdzv_port = 21555;
   p.rdzv_timeout_ms = 30000;
@@ -52,6 +54,27 @@ START_TEST(plan_round_trips_through_the_environment) {
   const auto back = read_plan(env);
   ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
   ck_assert(*back == sample_plan());
+}
+END_TEST
+
+// scontrol names an array task ARRAYJOBID_TASKID: the first task's own id is
+// the array's, and `scontrol requeue` of that id requeues every task.
+START_TEST(an_array_task_is_named_to_scontrol_by_array_and_task) {
+  NodePlan p = sample_plan();
+  CK_STR_EQ(scontrol_job_name(p), "40_2");
+  p.job_id = 40;  // the first task
+  p.array_task_id = 0;
+  CK_STR_EQ(scontrol_job_name(p), "40_0");
+  p.array_job_id = 0;  // no array
+  CK_STR_EQ(scontrol_job_name(p), "40");
+  // A plan without the array fields (written by hand) is no array task.
+  Environment env;
+  write_plan(sample_plan(), env);
+  env.unset("DDP_PLAN_ARRAY_JOB_ID");
+  env.unset("DDP_PLAN_ARRAY_TASK_ID");
+  CK_STR_EQ(scontrol_job_name(*read_plan(env)), "42");
+  env.set("DDP_PLAN_ARRAY_JOB_ID", "x");
+  CK_CONTAINS(read_plan(env).error(), "DDP_PLAN_ARRAY_JOB_ID");
 }
 END_TEST
 
@@ -269,7 +292,8 @@ END_TEST
 
 Suite* plan_suite() {
   return make_suite(
-      "plan", {plan_round_trips_through_the_environment, plan_from_another_release_is_refused,
+      "plan", {plan_round_trips_through_the_environment, an_array_task_is_named_to_scontrol_by_array_and_task,
+               plan_from_another_release_is_refused,
                plan_missing_or_inconsistent_is_refused, rank_layout_is_a_running_sum_in_node_order,
                port_is_deterministic_and_inside_the_range, steps_and_attempts_of_one_job_never_share_a_port,
                jobs_spread_over_the_range, workers_follow_mode_and_gpus, workers_cpu_and_gpu_errors_name_the_fix,

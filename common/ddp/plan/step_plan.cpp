@@ -88,6 +88,8 @@ Status place_ranks(NodePlan& plan, const StepFacts& facts, const DdpRequest& req
 void choose_ports(NodePlan& plan, const StepFacts& facts, const Settings& settings, const DdpRequest& request) {
   plan.job_id = facts.job_id;
   plan.step_id = facts.step_id;
+  plan.array_job_id = facts.array_job_id;
+  plan.array_task_id = facts.array_task_id;
   plan.port_range = settings.port_range;
   plan.master_port = first_master_port(request, settings, facts);
   plan.master_port_fixed = request.port.has_value();

@@ -43,6 +43,8 @@ Shape step_shape(bool batch_script, std::uint32_t total_tasks, std::size_t nodes
 struct StepFacts {
   std::uint32_t job_id = 0;
   std::uint32_t step_id = 0;
+  std::uint32_t array_job_id = 0;   // a job array's task: the array's id (0: not an array task)
+  std::uint32_t array_task_id = 0;  // ... and the task's index in it
   std::uint32_t node_id = 0;       // this node's index in the step
   std::vector<std::string> nodes;  // the step's nodes, in node-rank order
   std::string partition;

@@ -37,6 +37,8 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("MASTER_PORT_FIXED"), plan.master_port_fixed ? "1" : "0");
   env.set(key("JOB_ID"), std::to_string(plan.job_id));
   env.set(key("STEP_ID"), std::to_string(plan.step_id));
+  env.set(key("ARRAY_JOB_ID"), std::to_string(plan.array_job_id));
+  env.set(key("ARRAY_TASK_ID"), std::to_string(plan.array_task_id));
   env.set(key("PORT_RANGE"), std::to_string(plan.port_range.first) + "-" + std::to_string(plan.port_range.last));
   env.set(key("RDZV_PORT"), std::to_string(plan.rdzv_port));
   env.set(key("MASTER_INTERFACE"), plan.master_interface);
@@ -87,6 +89,15 @@ Status read_numbers(const Environment& env, NodePlan& plan) {
     const auto n = number(env, f.name, f.min, f.max);
     if (!n) return fail(n.error());
     *f.out = std::uint32_t(*n);
+  }
+  // Optional: a plan without them (an agent's own tests) is no array task.
+  const std::pair<const char*, std::uint32_t*> array[] = {{"ARRAY_JOB_ID", &plan.array_job_id},
+                                                          {"ARRAY_TASK_ID", &plan.array_task_id}};
+  for (const auto& [name, out] : array) {
+    if (!env.get(key(name))) continue;
+    const auto n = number(env, name, 0, 0xffffffffu);
+    if (!n) return fail(n.error());
+    *out = std::uint32_t(*n);
   }
   const auto port = number(env, "MASTER_PORT", 1, 65535);
   if (!port) return fail(port.error());
@@ -143,6 +154,11 @@ Result<NodePlan> read_plan(const Environment& env) {
   plan.placements = std::move(*placements);
   if (auto ok = check_consistent(plan); !ok) return fail(ok.error());
   return plan;
+}
+
+std::string scontrol_job_name(const NodePlan& plan) {
+  if (plan.array_job_id == 0) return std::to_string(plan.job_id);
+  return std::to_string(plan.array_job_id) + "_" + std::to_string(plan.array_task_id);
 }
 
 }  // namespace ddp

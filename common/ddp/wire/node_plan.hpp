@@ -36,6 +36,8 @@ struct NodePlan {
   bool master_port_fixed = false;  // --ddp-port: every attempt uses it; else derived per attempt
   std::uint32_t job_id = 0;        // with step_id and port_range: derive_port (plan/ports.hpp), later attempts
   std::uint32_t step_id = 0;
+  std::uint32_t array_job_id = 0;   // an array task's array id, else 0 (scontrol_job_name)
+  std::uint32_t array_task_id = 0;
   PortRange port_range{20000, 29999};
   std::uint16_t rdzv_port = 0;                // the agents' rendezvous on node 0 (never MASTER_PORT)
   std::string master_interface;               // node 0's agent sets MASTER_ADDR to its address here ("" = NodeAddr)
@@ -65,5 +67,9 @@ struct NodePlan {
 // plugin and an agent from different releases fail with a message, not a guess.
 void write_plan(const NodePlan& plan, Environment& env);
 Result<NodePlan> read_plan(const Environment& env);
+
+// The job as scontrol names it: JOBID, or ARRAYJOBID_TASKID for a task of a
+// job array (the first task's JOBID is the array's id, which names them all).
+std::string scontrol_job_name(const NodePlan& plan);
 
 }  // namespace ddp
