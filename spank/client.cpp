@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -125,6 +126,21 @@ bool check_no_kill_here() {
   return true;
 }
 
+// sbatch --ddp-requeue: the job must be submitted with the warning signal
+// the agents requeue on. Slurm 22.05 shows a job's --signal nowhere a step
+// could read it, so sbatch says it, reading what it was given: its command
+// line, SBATCH_SIGNAL, the script's #SBATCH lines (in Slurm's order). A
+// warning: scancel --signal=USR1 (preempting by hand) still works.
+void check_requeue_signal_here() {
+  const auto words = own_words();
+  if (words.empty() || std::filesystem::path(words[0]).filename() != "sbatch") return;
+  auto signal = signal_option(words);
+  if (!signal && std::getenv("SBATCH_SIGNAL")) signal = std::getenv("SBATCH_SIGNAL");
+  if (!signal) signal = signal_option(sbatch_directives(words));
+  if (const auto ok = check_requeue_signal(state().request, signal); !ok)
+    std::fprintf(stderr, "ddp: warning: %s\n", printable(ok.error()).c_str());
+}
+
 }  // namespace
 
 int client_init_post_opt(spank_t) {
@@ -148,6 +164,7 @@ int client_init_post_opt(spank_t) {
     return -1;
   }
   if (state().request.active() && !check_no_kill_here()) return -1;
+  if (state().request.active() && spank_context() == S_CTX_ALLOCATOR) check_requeue_signal_here();
   if (spank_context() != S_CTX_LOCAL || !state().request.active()) return 0;
   if (state().request.requeue.value_or(false))
     if (auto ok = check_requeue_possible(); !ok) {

@@ -182,10 +182,11 @@ int slurmstepd_user_init(spank_t sp) {
   export_site_env(sp, st.settings);
 
   if (facts->shape != Shape::Batch)
-    if (auto ok = check_step_command(*facts); !ok) {
-      st.defer(ok.error(), false);
-      return 0;
-    }
+    for (const auto& ok : {check_step_command(*facts), check_options_for_shape(*facts, st.request)})
+      if (!ok) {
+        st.defer(ok.error(), false);
+        return 0;
+      }
   // The batch script runs on node 0 only; the hardware is for the workers.
   const auto hardware = facts->shape == Shape::Batch ? NodeHardware{} : load_hardware(st.settings, *facts);
   auto planned = plan_step(*facts, st.settings, st.request, st.master_addr.value_or(""), hardware);

@@ -80,8 +80,9 @@ expect_failure "a non-numeric hang timeout"
 expect_in "$ERR" "--ddp-hang-timeout" "the message names the option"
 pass "bad --ddp-hang-timeout refused"
 
-# The task shape has no agent to watch: said once, not silently ignored.
+# The task shape has no agent to watch: refused, not silently ignored
+# (integration.task_shape has the other agent-only options).
 run srun -N1 -n2 --ddp=cpu --ddp-hang-timeout=5 true
-expect_rc 0 "the task shape still runs"
-expect_in "$ERR" "--ddp-hang-timeout is ignored with several tasks per node" "the task shape says the timeout is not watched"
-pass "task shape: --ddp-hang-timeout is said to be ignored"
+expect_failure "--ddp-hang-timeout in the task shape"
+expect_in "$ERR" "--ddp-hang-timeout needs one task per node" "the refusal says why"
+pass "task shape: --ddp-hang-timeout refused with the fix"

@@ -28,6 +28,7 @@ echo "script went on after srun: \$?"
 JOB
 id=$(sbatch --parsable -N2 --open-mode=append -o "$WORK/job.out" -e "$WORK/job.err" "$WORK/job.sh") ||
   fail "sbatch refused the job"
+
 wait_lines "$WORK/job.out" "epoch 2/6" 1 60
 scancel --signal=USR1 "$id"
 signalled=$(date +%s.%N) again=
@@ -75,22 +76,46 @@ for t in 0 1; do [[ $(task_job $t) == "$aid" ]] && own=$t; done
 [[ -n $own ]] || fail "no task of array $aid runs under the array's own id ($(task_job 0), $(task_job 1))"
 other=$((1 - own))
 scancel --signal=USR1 "${aid}_$own"
+# Each task's end as it comes: the task that trains on ends long before the
+# requeued one starts again, and Slurm forgets an ended job after MinJobAge.
+declare -A final=() restarts=()
 deadline=$((SECONDS + 120))
-while ((SECONDS < deadline)); do
-  states=$(for t in 0 1; do scontrol show job "${aid}_$t" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; done)
-  [[ $(grep -cx 'COMPLETED\|FAILED\|CANCELLED\|TIMEOUT' <<<"$states") == 2 ]] && break
+while ((SECONDS < deadline && ${#final[@]} < 2)); do
+  for t in 0 1; do
+    [[ -z ${final[$t]:-} ]] || continue
+    info=$(scontrol show job "${aid}_$t" 2>/dev/null) || continue
+    state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info" | head -n 1)
+    case $state in
+    COMPLETED | FAILED | CANCELLED | TIMEOUT)
+      final[$t]=$state
+      restarts[$t]=$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info" | head -n 1)
+      ;;
+    esac
+  done
   sleep 0.5
 done
 OUT=$(cat "$WORK"/array_*.out) ERR=$(cat "$WORK"/array_*.err)
-((SECONDS < deadline)) || { show "the array"; diagnose; fail "array $aid did not end within 120 s"; }
+((${#final[@]} == 2)) || { show "the array"; diagnose; fail "array $aid did not end within 120 s"; }
 for t in 0 1; do
-  info=$(scontrol show job "${aid}_$t")
-  expect_eq "$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")" "COMPLETED" "array task $t's state"
-  expect_eq "$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info")" "$((t == own ? 1 : 0))" \
-    "array task $t's Restarts (task $own, job $aid, was signalled)"
+  expect_eq "${final[$t]}" "COMPLETED" "array task $t's state"
+  expect_eq "${restarts[$t]}" "$((t == own ? 1 : 0))" "array task $t's Restarts (task $own, job $aid, was signalled)"
 done
 expect_in "$(cat "$WORK/array_$own.err")" "job ${aid}_$own requeued" "the signalled task requeued itself by its array name"
 expect_eq "$(grep -c 'went on after srun' "$WORK/array_$other.out")" "1" "task $other ran once"
+
+# sbatch --ddp-requeue and the job's --signal as sbatch reads it: the command
+# line, #SBATCH lines; no --signal, or one the agents never get, is warned
+# about. (sbatch --hold: submitted, checked, never run.)
+printf '#!/bin/bash\n#SBATCH --signal=B:USR1@60\nsrun true\n' >"$WORK/bsig.sh"
+for how in "--signal=USR1@60" "" "--signal=TERM@60"; do
+  held=$(sbatch --parsable --hold --ddp=cpu --ddp-requeue $how "$WORK/bsig.sh" 2>"$WORK/held.err") || fail "sbatch $how refused"
+  scancel "$held"
+  case $how in
+  --signal=USR1*) expect_not_in "$(cat "$WORK/held.err")" "warning" "sbatch $how: no warning" ;;
+  "") expect_in "$(cat "$WORK/held.err")" "reaches the batch shell only" "#SBATCH --signal=B:USR1@60: warned" ;;
+  *) expect_in "$(cat "$WORK/held.err")" "warns with another signal" "sbatch $how: warned" ;;
+  esac
+done
 
 # Refused before anything starts.
 run srun -N2 --ddp=cpu --ddp-requeue true
@@ -99,4 +124,4 @@ expect_in "$ERR" "ddp: --ddp-requeue needs a batch job" "the refusal says why"
 printf '#!/bin/bash\nsrun --ddp=cpu --ddp-requeue true\n' >"$WORK/norequeue.sh"
 sbatch_wait --no-requeue -N1 -o "$WORK/norequeue.out" "$WORK/norequeue.sh"
 expect_in "$(cat "$WORK/norequeue.out")" "may not be requeued (sbatch --no-requeue" "a --no-requeue job is refused"
-pass "--ddp-requeue: saved on Slurm's warning, requeued once (Restarts=1), running again ${again:-?} s after the signal (cred_expire=10), resumed to the uninterrupted run's parameters; in an array, only the signalled task (the array's own id) requeued; refusals"
+pass "--ddp-requeue: saved on Slurm's warning, requeued once (Restarts=1), running again ${again:-?} s after the signal (cred_expire=10), resumed to the uninterrupted run's parameters; in an array, only the signalled task (the array's own id) requeued; sbatch warns about a missing or unfit --signal; refusals"

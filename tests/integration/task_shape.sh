@@ -44,4 +44,23 @@ expect_in "$ERR" "ddp: each task sees only its own GPU" "--gpu-bind narrows too"
 run env DDP_ONE_GPU_PER_WORKER=1 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --ddp /bin/sh -c "$script"
 expect_rc 0 "--gpus-per-task=1 with DDP_ONE_GPU_PER_WORKER=1"
 expect_eq "$(grep -c 'rank=[0-3] local=[01] cvd=[01] ' <<<"$OUT")" "4" "each task-worker sees its one GPU"
-pass "task shape: ranks per Slurm task, heterogeneous nodes, GPU checks, one GPU per task refused with the fix"
+# The options only the agent implements: refused once, with the fix, before
+# any worker runs (they were accepted and did nothing).
+marker="$WORK/ran"
+for option in --ddp-restarts=2 --ddp-hang-timeout=30 "--ddp-requeue"; do
+  name=${option%%=*}
+  if [[ $name == --ddp-requeue ]]; then
+    # Batch jobs only: inside one, so that srun's own check lets it through.
+    printf '#!/bin/bash\nsrun -N2 --ntasks-per-node=2 --ddp=cpu --ddp-requeue touch %s\n' "$marker" >"$WORK/rq.sh"
+    sbatch_wait -N2 --ntasks-per-node=2 -o "$WORK/rq.out" "$WORK/rq.sh"
+    ERR=$(cat "$WORK/rq.out")
+  else
+    run srun -N2 --ntasks-per-node=2 --ddp=cpu "$option" touch "$marker"
+    expect_failure "$option in the task shape"
+  fi
+  expect_in "$ERR" "ddp: $name needs one task per node" "$option: the refusal says why"
+  expect_in "$ERR" "drop --ntasks-per-node" "$option: the refusal gives the fix"
+  expect_eq "$(grep -c -- "$name needs one task per node" <<<"$ERR")" "1" "$option: said once"
+  [[ ! -e $marker ]] || fail "$option in the task shape: a worker ran"
+done
+pass "task shape: ranks per Slurm task, heterogeneous nodes, GPU checks, one GPU per task refused with the fix; --ddp-restarts, --ddp-hang-timeout, --ddp-requeue refused once with the fix"

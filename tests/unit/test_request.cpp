@@ -270,6 +270,26 @@ START_TEST(spares_and_min_nodes_options_and_no_kill) {
 }
 END_TEST
 
+// sbatch --ddp-requeue against the job's --signal, in the forms sbatch takes.
+START_TEST(requeue_needs_a_usr_warning_signal_to_the_steps) {
+  using W = std::vector<std::string>;
+  CK_STR_EQ(*signal_option(W{"sbatch", "--signal=USR1@120", "job.sh"}), "USR1@120");
+  CK_STR_EQ(*signal_option(W{"sbatch", "--signal", "B:USR2@60", "--signal=R:10@30", "job.sh"}), "R:10@30");
+  ck_assert(!signal_option(W{"sbatch", "-N2", "job.sh"}));
+  DdpRequest r;
+  r.enabled = true;
+  r.requeue = true;
+  for (const char* fits : {"USR1@120", "SIGUSR2@60", "R:USR1@30", "12", "10@90"})
+    ck_assert_msg(check_requeue_signal(r, std::string(fits)).ok(), "%s", fits);
+  CK_CONTAINS(check_requeue_signal(r, std::nullopt).error(), "the job has no --signal");
+  CK_CONTAINS(check_requeue_signal(r, std::nullopt).error(), "sbatch --signal=USR1@SECONDS");
+  CK_CONTAINS(check_requeue_signal(r, std::string("TERM@60")).error(), "warns with another signal");
+  CK_CONTAINS(check_requeue_signal(r, std::string("B:USR1@60")).error(), "reaches the batch shell only");
+  r.requeue = false;  // not asked: nothing to say
+  ck_assert(check_requeue_signal(r, std::nullopt).ok());
+}
+END_TEST
+
 Suite* request_suite() {
   return make_suite("request", {ddp_flag_enables_auto_mode, sbatch_exported_flag_arrives_as_null_string,
                                 modes_parse_and_bad_mode_names_the_choices, counts_imply_ddp_and_are_range_checked,
@@ -278,5 +298,6 @@ Suite* request_suite() {
                                 environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
                                 environment_off_and_bad_values, launchers_inside_agent_mode_are_refused,
                                 container_plugin_refused_in_the_agent_shape_only, requeue_flag_and_its_variable,
-                                hang_timeout_option_and_its_variable, spares_and_min_nodes_options_and_no_kill});
+                                hang_timeout_option_and_its_variable, spares_and_min_nodes_options_and_no_kill,
+                                requeue_needs_a_usr_warning_signal_to_the_steps});
 }

@@ -258,18 +258,29 @@ START_TEST(site_settings_and_user_options_reach_the_plan) {
 }
 END_TEST
 
-START_TEST(hang_timeout_in_the_task_shape_is_a_warning_from_node_0) {
+// The options only the agent implements, asked for in the task shape: refused
+// with the fix; in the agent shape, and as the site's defaults, fine.
+START_TEST(agent_only_options_in_the_task_shape_are_refused) {
+  const auto task = facts_for(2, 0, {2, 2});
+  const auto agent = facts_for(2, 0);
+  ck_assert(task.shape == Shape::Task && agent.shape == Shape::Agent);
   auto r = ddp_request();
+  ck_assert(check_options_for_shape(task, r).ok());
+  r.restarts = 2;
+  CK_CONTAINS(check_options_for_shape(task, r).error(), "--ddp-restarts needs one task per node");
+  CK_CONTAINS(check_options_for_shape(task, r).error(), "drop --ntasks-per-node");
+  ck_assert(check_options_for_shape(agent, r).ok());
+  r = ddp_request();
   r.hang_timeout_s = 60;
-  auto p = planned(facts_for(2, 0, {2, 2}), r);
-  ck_assert_uint_eq(p.node.hang_timeout_ms, 60000);
-  CK_CONTAINS(p.warnings.at(0), "--ddp-hang-timeout is ignored with several tasks per node");
-  p = planned(facts_for(2, 1, {2, 2}), r);  // said once, by node 0
-  ck_assert_uint_eq(p.warnings.size(), 1);  // the topology's only
-  CK_CONTAINS(p.warnings[0], "workers run unbound");
-  p = planned(facts_for(2, 0), r);  // the agent watches: no warning
-  ck_assert_uint_eq(p.warnings.size(), 1);
-  CK_CONTAINS(p.warnings[0], "workers run unbound");
+  CK_CONTAINS(check_options_for_shape(task, r).error(), "--ddp-hang-timeout needs one task per node");
+  r.hang_timeout_s = 0;  // off, as asked
+  ck_assert(check_options_for_shape(task, r).ok());
+  r = ddp_request();
+  r.requeue = true;
+  CK_CONTAINS(check_options_for_shape(task, r).error(), "--ddp-requeue needs one task per node");
+  r.requeue = false;
+  ck_assert(check_options_for_shape(task, r).ok());
+  ck_assert(check_options_for_shape(agent, ddp_request()).ok());
 }
 END_TEST
 
@@ -422,7 +433,7 @@ Suite* step_plan_suite() {
                                   user_port_stays_fixed,
                                   rendezvous_port_never_takes_the_users_port,
                                   site_settings_and_user_options_reach_the_plan,
-                                  hang_timeout_in_the_task_shape_is_a_warning_from_node_0,
+                                  agent_only_options_in_the_task_shape_are_refused,
                                   batch_script_gets_master_and_the_per_node_count,
                                   refusals_name_the_node_and_the_fix,
                                   launchers_and_containers_are_refused_in_the_agent_shape_only,

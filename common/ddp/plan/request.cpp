@@ -93,6 +93,37 @@ bool asks_no_kill(const std::vector<std::string>& words) {
   return false;
 }
 
+std::optional<std::string> signal_option(const std::vector<std::string>& words) {
+  std::optional<std::string> value;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    if (words[i].rfind("--signal=", 0) == 0) value = words[i].substr(9);
+    if (words[i] == "--signal" && i + 1 < words.size()) value = words[i + 1];
+  }
+  return value;
+}
+
+Status check_requeue_signal(const DdpRequest& request, const std::optional<std::string>& signal) {
+  if (!request.active() || !request.requeue.value_or(false)) return Ok{};
+  const std::string fix = "; submit it with sbatch --signal=USR1@SECONDS (e.g. --signal=USR1@120)";
+  if (!signal)
+    return fail("--ddp-requeue, but the job has no --signal: Slurm never warns it before its time limit, and only a "
+                "USR1 sent by hand (scancel --signal=USR1) would requeue it" + fix);
+  std::string_view text = *signal;
+  const auto prefix = text.find(':');
+  const std::string_view flags = prefix == std::string_view::npos ? "" : text.substr(0, prefix);
+  text = text.substr(prefix == std::string_view::npos ? 0 : prefix + 1);
+  text = text.substr(0, text.find('@'));
+  if (text.rfind("SIG", 0) == 0) text.remove_prefix(3);
+  const bool usr = text == "USR1" || text == "USR2" || text == "10" || text == "12";
+  if (!usr)
+    return fail("--ddp-requeue, but the job's --signal=" + printable(*signal, 40) +
+                " warns with another signal, and the agents requeue on USR1 or USR2" + fix);
+  if (flags.find('B') != std::string_view::npos)
+    return fail("--ddp-requeue, but --signal=" + printable(*signal, 40) +
+                " (B:) reaches the batch shell only, not the agents" + fix);
+  return Ok{};
+}
+
 Status check_no_kill(const DdpRequest& request, bool no_kill) {
   if (!request.active() || no_kill || (request.spares == 0 && !request.min_nodes)) return Ok{};
   return fail(std::string(request.spares ? "--ddp-spares" : "--ddp-min-nodes") +

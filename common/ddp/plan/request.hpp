@@ -125,4 +125,15 @@ bool asks_no_kill(const std::vector<std::string>& words);
 // DOWN, with the training that resumed meanwhile.
 Status check_no_kill(const DdpRequest& request, bool no_kill);
 
+// The value of the last --signal among the words of sbatch's command line and
+// #SBATCH lines ("--signal=X", "--signal X"), nullopt if none.
+std::optional<std::string> signal_option(const std::vector<std::string>& words);
+
+// --ddp-requeue against the job's --signal ([{R|B}:]SIG[@SECONDS], as sbatch
+// takes it): the agents requeue on Slurm's USR1 or USR2 warning, which only
+// --signal asks for, and B: sends to the batch shell alone. Ok when it fits;
+// otherwise why the requeue would never come by itself, with the fix. Only
+// a warning for the caller: a USR1 sent by hand (scancel --signal) still works.
+Status check_requeue_signal(const DdpRequest& request, const std::optional<std::string>& signal);
+
 }  // namespace ddp

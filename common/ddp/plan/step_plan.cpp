@@ -22,6 +22,19 @@ Status check_step_command(const StepFacts& facts) {
   return check_no_container_plugin(facts.container, task_shape);
 }
 
+Status check_options_for_shape(const StepFacts& facts, const DdpRequest& request) {
+  if (facts.shape != Shape::Task) return Ok{};
+  const auto refuse = [](const std::string& option, const std::string& what) {
+    return fail(option + " needs one task per node (" + what +
+                "), but this step runs several tasks per node, each task one worker; drop --ntasks-per-node (or "
+                "-n) and set the workers per node with --ddp-procs=N or --ddp-gpus=N");
+  };
+  if (request.restarts > 0) return refuse("--ddp-restarts", "the agent restarts the workers");
+  if (request.hang_timeout_s.value_or(0) > 0) return refuse("--ddp-hang-timeout", "the agent watches the workers");
+  if (request.requeue.value_or(false)) return refuse("--ddp-requeue", "the agent requeues the job");
+  return Ok{};
+}
+
 std::uint16_t first_master_port(const DdpRequest& request, const Settings& settings, const StepFacts& facts) {
   return request.port.value_or(derive_port(settings.port_range, facts.job_id, facts.step_id, 0));
 }
@@ -145,9 +158,6 @@ Result<StepPlan> plan_workers(const StepFacts& facts, const Settings& settings, 
   if (auto ok = place_ranks(plan, facts, request); !ok) return fail(ok.error());
   choose_ports(plan, facts, settings, request);
   copy_settings(plan, facts, settings, request);
-  if (task_shape && request.hang_timeout_s.value_or(0) > 0 && facts.node_id == 0)
-    out.warnings.push_back("--ddp-hang-timeout is ignored with several tasks per node: only the agent (one task "
-                           "per node, e.g. srun --ntasks-per-node=1 --ddp-procs=N) watches the workers' progress");
   plan.placements = place_workers(settings, plan, facts, hardware, out.warnings);
   return out;
 }

@@ -68,6 +68,13 @@ struct StepFacts {
 // check_not_a_launcher and check_no_container_plugin (request.hpp).
 Status check_step_command(const StepFacts& facts);
 
+// The options only the agent implements (--ddp-restarts, --ddp-hang-timeout,
+// --ddp-requeue), asked for by the user in the task shape, where no agent
+// runs: refused with the fix rather than accepted and ignored. (--ddp-spares
+// and --ddp-min-nodes: check_membership, roster.hpp. The site's defaults are
+// no request and stay quiet.) The same on every node.
+Status check_options_for_shape(const StepFacts& facts, const DdpRequest& request);
+
 // The node's hardware as the placement needs it, loaded by the plugin (hwloc:
 // node/topology.hpp) before planning. GPU minors are used in GPU mode only.
 struct NodeHardware {
