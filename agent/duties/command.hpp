@@ -1,7 +1,11 @@
 // A short command the agent runs beside its event loop without blocking it:
 // Slurm's scontrol (requeue.hpp), the site's node health check (HealthCheck=
-// in ddp.conf). Started, then polled from the loop; stdout and stderr
-// together are its answer. Killed at its deadline, and when destroyed.
+// in ddp.conf). Started in a process group of its own, then polled from the
+// loop; stdout and stderr together are its answer, the first 64 KiB kept.
+// Each poll reads at most 64 KiB and never waits: a chatty command cannot
+// hold the loop, and one that SIGKILL does not end within 5 s (stuck in the
+// kernel: a hung NFS server, a dead device) is given up, said, and left to
+// the kernel. Killed at its deadline, and when destroyed.
 // (Its pid is waited for by pid, so the workers' reaping never takes it.)
 #pragma once
 
@@ -21,9 +25,11 @@ class Command {
  public:
   struct Outcome {
     bool ok = false;         // exited 0
-    bool timed_out = false;  // killed at the deadline
+    bool timed_out = false;  // killed at the deadline (and perhaps still there: `said` says so)
     std::string said;        // its output, trailing blanks trimmed
   };
+  static constexpr std::size_t kKeptBytes = 64 * 1024;
+  static constexpr std::chrono::seconds kGiveUpAfterKill{5};
 
   Command() = default;
   Command(const Command&) = delete;
@@ -39,10 +45,15 @@ class Command {
   std::optional<Outcome> poll();
 
  private:
+  using Clock = std::chrono::steady_clock;
+  void read_some();
+  Outcome finish(int status, bool timed_out);
+
   pid_t pid_ = -1;
   int out_ = -1;
   std::string said_;
-  std::chrono::steady_clock::time_point deadline_;
+  Clock::time_point deadline_;
+  std::optional<Clock::time_point> killed_at_;
 };
 
 }  // namespace ddp::agent

@@ -21,6 +21,7 @@
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
+#include "duties/command.hpp"
 #include "duties/hang_watch.hpp"
 #include "duties/requeue.hpp"
 #include "rendezvous/coordinator.hpp"
@@ -1000,6 +1001,30 @@ END_TEST
 // Node 0's requeue runs Slurm's scontrol without blocking the loop: here a
 // stand-in scontrol that records its arguments, one that refuses as
 // slurmctld does for a job that may not be requeued, and one that is missing.
+// A command that prints as fast as it can: each poll reads a bounded amount
+// and returns (before, the first poll read until the command ended: with
+// `yes`, never); at its deadline it is killed with what it started, and its
+// answer is the first 64 KiB.
+START_TEST(a_chatty_command_never_holds_the_loop) {
+  agent::Command chatty;
+  ck_assert(chatty.start({"/bin/sh", "-c", "sleep 300 & echo $!; exec yes"}, std::chrono::milliseconds(500), "").ok());
+  std::optional<agent::Command::Outcome> outcome;
+  int polls = 0;
+  for (; polls < 3000 && !outcome; ++polls) {
+    outcome = chatty.poll();
+    if (!outcome) usleep(10000);
+  }
+  ck_assert_msg(outcome.has_value(), "no outcome after %d polls", polls);
+  ck_assert(outcome->timed_out && !outcome->ok);
+  ck_assert_uint_le(outcome->said.size(), agent::Command::kKeptBytes);
+  // The background sleep was in its process group: killed too (gone, or a zombie).
+  const auto first = outcome->said.substr(0, outcome->said.find('\n'));
+  std::ifstream stat("/proc/" + first + "/stat");
+  std::string pid, comm, state;
+  if (stat >> pid >> comm >> state) CK_STR_EQ(state, "Z");
+}
+END_TEST
+
 START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
   const auto dir = scratch();
   const auto fake = [&](const std::string& name, const std::string& body) {
@@ -1047,7 +1072,8 @@ Suite* agent_suite() {
        a_node_of_another_version_ends_the_rendezvous_naming_both, the_client_answers_another_version_and_names_both,
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
-       requeue_runs_scontrol_and_reports_its_answer, find_hang_orders_the_stalled_ranks_by_silence,
+       requeue_runs_scontrol_and_reports_its_answer, a_chatty_command_never_holds_the_loop,
+       find_hang_orders_the_stalled_ranks_by_silence,
        read_progress_takes_a_step_number_or_none,
        the_culprit_is_the_stalled_rank_outside_a_collective,
        a_silent_worker_is_named_as_the_hang, the_coordinator_weighs_hang_reports_against_their_consequences,

@@ -137,6 +137,25 @@ START_TEST(a_long_tail_is_shortened_to_fit_one_line) {
 }
 END_TEST
 
+// DONE carries the root cause and a related failure, each with its tail:
+// both long, the line still fits and both keep their newest lines.
+START_TEST(a_verdict_with_two_long_tails_fits_one_line) {
+  Failure f = worker_failure();
+  f.stderr_tail = std::string(6000, '%') + "the culprit's last line\n";
+  Failure related = worker_failure();
+  related.stderr_tail = std::string(6000, '\x01') + "the related last line\n";
+  RootCause cause{f, 2, {}, related, std::nullopt, {}};
+  const auto line = encode(Done{Verdict{cause}}.to_message());
+  ck_assert_msg(!line.empty(), "DONE did not fit one line");
+  ck_assert(line.size() <= kMaxLineBytes + 1);
+  const auto back = Done::from_message(*decode(line.substr(0, line.size() - 1)));
+  ck_assert(back.ok() && back->verdict.cause);
+  ck_assert(back->verdict.cause->failure.stderr_tail.ends_with("the culprit's last line\n"));
+  ck_assert(back->verdict.cause->related);
+  ck_assert(back->verdict.cause->related->stderr_tail.ends_with("the related last line\n"));
+}
+END_TEST
+
 // The node 0 that refuses another release says so naming both.
 START_TEST(a_version_refusal_names_both_versions) {
   const Response old{2, "", "", kProtocolVersion - 1, "0.0.9"};
@@ -222,5 +241,6 @@ END_TEST
 Suite* rdzv_messages_suite() {
   return make_suite("rdzv_messages", {every_message_survives_its_own_line, done_carries_the_whole_root_cause,
                                       messages_read_strictly, a_long_tail_is_shortened_to_fit_one_line,
+                                      a_verdict_with_two_long_tails_fits_one_line,
                                       a_version_refusal_names_both_versions, each_kind_of_failure_is_worded_once});
 }
