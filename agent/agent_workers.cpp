@@ -26,7 +26,8 @@ std::string if_exists(const std::string& path) {
 
 Status Agent::start_workers() {
   std::vector<std::string> warnings;
-  const LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0};
+  const LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0,
+                              requeue_.enabled()};
   auto launches = worker_launches(spec_.plan, choices, attempt_, files_, Environment::from_envp(environ), warnings);
   output_.reset();
   for (std::uint32_t local = 0; local < launches.size(); ++local) {

@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "ddp/base/version.hpp"
 #include "ddp/node/limits.hpp"
@@ -86,7 +88,8 @@ void add_output_options(CLI::App& app, TrainOptions& o) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--keep", o.keep, "snapshots to keep")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_flag("!--no-resume", o.resume, "start from scratch even if --snapshot-dir holds a snapshot");
-  app.add_option("--on-preempt", o.on_preempt, "after SIGUSR1's snapshot: continue or exit")
+  app.add_option("--on-preempt", o.on_preempt,
+                 "after SIGUSR1's snapshot: continue or exit (default: exit under srun --ddp-requeue, else continue)")
       ->check(CLI::IsMember({"continue", "exit"}))
       ->capture_default_str();
   app.add_flag("--log-all-ranks", o.log_all_ranks, "log from every rank, not only rank 0");
@@ -137,5 +140,13 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   o.hidden_given = hidden->count() > 0;
+  // Under srun --ddp-requeue the agent sets DDP_REQUEUE=1: Slurm's warning
+  // means the job goes back to the queue, so after the snapshot there is
+  // nothing left to do here (--on-preempt continue keeps training).
+  const char* requeue = std::getenv("DDP_REQUEUE");
+  if (app.count("--on-preempt") == 0 && requeue && std::string(requeue) == "1") {
+    o.on_preempt = "exit";
+    o.on_preempt_given = false;
+  }
   return ddp::train::run_training(o);
 }

@@ -48,6 +48,8 @@ class Requeuer {
   void tick(bool workers_done);
   // Node 0 must stay: scontrol still runs, or Slurm's SIGTERM is awaited after a requeue.
   bool holds() const;
+  // --ddp-requeue is on for this job (the same on every node).
+  bool enabled() const { return enabled_; }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -44,6 +44,10 @@ WorkerGroup::Launch launch_of(const NodePlan& plan, const LaunchChoices& choices
   if (choices.slurm_view && base.get("DDP_KEEP_TASK_ENV") != "1")
     apply_slurm_worker_view(launch.env, attempt.layout, local);
   add_files(launch.env, choices.progress_files, attempt, attempt.layout.rank_base + local, files, warnings);
+  // With --ddp-requeue, Slurm's warning (USR1) means: save, then end, the job
+  // goes back to the queue. ddp-train then ends after its snapshot; a script
+  // reads it to do the same (doc/failures.md).
+  launch.env.set("DDP_REQUEUE", choices.requeue ? "1" : "0");
   if (local >= plan.placements.size()) return launch;
   const auto& place = plan.placements[local];
   if (choices.one_gpu_per_worker && !place.gpu.empty()) launch.env.set("CUDA_VISIBLE_DEVICES", place.gpu);

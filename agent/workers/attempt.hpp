@@ -29,6 +29,7 @@ struct LaunchChoices {
   bool slurm_view = true;           // Slurm's task variables per worker (not standalone)
   bool one_gpu_per_worker = false;  // CUDA_VISIBLE_DEVICES = the worker's own GPU only
   bool progress_files = false;      // --ddp-hang-timeout: each worker gets DDP_PROGRESS_FILE
+  bool requeue = false;             // --ddp-requeue on node 0: DDP_REQUEUE=1 (USR1 means save and end)
 };
 
 // What START means for node `node`, which can run `capacity` workers: this

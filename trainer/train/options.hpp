@@ -44,6 +44,7 @@ struct TrainOptions {
   int keep = 3;              // snapshots kept
   bool resume = true;
   std::string on_preempt = "continue";  // SIGUSR1: save, then continue | exit
+  bool on_preempt_given = true;         // false: "exit" came from DDP_REQUEUE=1 (--ddp-requeue)
 
   bool log_all_ranks = false;
   bool verbose = false;

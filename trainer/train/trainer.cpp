@@ -287,7 +287,8 @@ void Trainer::on_step_result(const StepControl& result, int next_epoch, long lon
   spdlog::info("SIGUSR1 (preemption warning): saving at global step {}", global_step_);
   save_snapshot(next_epoch, next_step, "on SIGUSR1");
   if (o_.on_preempt == "exit") {
-    spdlog::info("exiting after the snapshot (--on-preempt exit); the next run resumes from it");
+    spdlog::info("exiting after the snapshot ({}); the next run resumes from it",
+                 o_.on_preempt_given ? "--on-preempt exit" : "DDP_REQUEUE=1: --ddp-requeue requeues the job");
     stop_ = true;
   }
 }
