@@ -30,6 +30,14 @@ expect_rc 0 "run after a truncated snapshot"
 expect_in "$OUT" "warning: skipping snapshot $newest: truncated (1000 of" "the truncated file is named and skipped"
 expect_in "$OUT" "resuming from $WORK/snaps/snapshot-000000000064.ddps" "resumed from the previous good one"
 
+# Resumed from the end of training (a requeue that came after the last step):
+# nothing to train, the final line measures the model it ends with (was NaN).
+run srun -N2 --ddp=cpu --ddp-procs=2 "$train" "${args[@]}" --epochs 4 --snapshot-dir "$WORK/snaps"
+expect_rc 0 "a run resumed from the end of training"
+expect_in "$OUT" "nothing left to train" "it says there is nothing to train"
+done_line=$(grep "ddp-train: done:" <<<"$OUT") || fail "no final line"
+[[ $done_line =~ test\ accuracy\ 0\.[0-9]{4}$ ]] || fail "the final line of a run resumed at the end: $done_line"
+
 # SIGUSR1 (Slurm's preemption warning, forwarded by the agent): save and exit.
 bg_srun usr1 -N2 --ddp=cpu --ddp-procs=2 "$train" "${args[@]}" --epochs 1000 --save-every 0 \
   --snapshot-dir "$WORK/usr1" --on-preempt exit
@@ -42,4 +50,4 @@ expect_rc 0 "the run after SIGUSR1 with --on-preempt exit"
 expect_in "$OUT" "on SIGUSR1" "rank 0 saved on SIGUSR1"
 [[ -n $(ls "$WORK/usr1"/snapshot-*.ddps 2>/dev/null) ]] || fail "no snapshot after SIGUSR1"
 expect_eq "$(node_processes "$train" | wc -l)" "0" "every rank stopped"
-pass "restart resumes exactly, truncated snapshots are skipped, SIGUSR1 saves"
+pass "restart resumes exactly, truncated snapshots are skipped, a run resumed at the end reports the model's accuracy, SIGUSR1 saves"

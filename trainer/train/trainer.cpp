@@ -236,6 +236,13 @@ Status Trainer::run() {
       save_snapshot(epoch + 1, 0, "end of epoch");
   }
   if (stop_) return Ok{};
+  // Resumed from the end of training (a requeue that came after the last
+  // step): nothing to train, but the model it ends with is still measured.
+  if (resumed_ && start_.epoch >= o_.epochs) {
+    auto metric = evaluate();
+    if (!metric) return fail(metric.error());
+    test_metric_ = *metric;
+  }
   return report_final();
 }
 
@@ -341,8 +348,10 @@ void Trainer::report_epoch(int epoch, const EpochTally& tally, double seconds) {
 // The final log line and metrics record, and --dump-params.
 Status Trainer::report_final() {
   const double rate = train_seconds_ > 0 ? samples_total_ / train_seconds_ : 0;
-  spdlog::info("done: {} epochs on {} rank(s), {:.2f} s training, {} samples/s, final loss {:.4f}, {} {:.4f}",
-               o_.epochs, world_, train_seconds_, fmt_rate(rate), last_loss_,
+  // No epoch trained in this run (resumed at the end): no loss to report.
+  const std::string loss = std::isnan(last_loss_) ? "n/a (no step in this run)" : fmt::format("{:.4f}", last_loss_);
+  spdlog::info("done: {} epochs on {} rank(s), {:.2f} s training, {} samples/s, final loss {}, {} {:.4f}", o_.epochs,
+               world_, train_seconds_, fmt_rate(rate), loss,
                plan_.spec.loss == LossKind::cross_entropy ? "test accuracy" : "test MSE", test_metric_);
   write_metrics(JsonLine()
                     .add("event", std::string("final"))
