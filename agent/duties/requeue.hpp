@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <optional>
 #include <string>
 
@@ -32,11 +33,24 @@ class Requeue {
   std::string job_;
 };
 
+// The seconds a job has left, from `scontrol show job -o`'s EndTime (local
+// time, as scontrol prints it) and `now`; nullopt for none (Unknown: no time
+// limit) or an answer without it.
+std::optional<std::chrono::seconds> time_left_from(const std::string& show_job, std::time_t now);
+
+// How long node 0 may wait for the workers after Slurm's warning: RequeueWait,
+// but never past the job's end less KillWait (Slurm's SIGTERM-to-SIGKILL
+// grace, which the requeue's step end needs too) and a 5 s margin; at once
+// when even that has passed.
+std::chrono::milliseconds requeue_wait_within(std::chrono::milliseconds wait, std::optional<std::chrono::seconds> left,
+                                              std::chrono::seconds kill_wait);
+
 // --ddp-requeue, node 0: Slurm's warning came (USR1 or USR2 from sbatch
 // --signal, ahead of the time limit or a preemption); requeue the job once
-// every worker has ended (saved), or when RequeueWait is up, then hold until
-// Slurm's SIGTERM, so that srun does not return and the batch script does not
-// go on.
+// every worker has ended (saved), or when the wait is up (RequeueWait, cut to
+// the time the job has left: scontrol show job, asked when the warning
+// comes), then hold until Slurm's SIGTERM, so that srun does not return and
+// the batch script does not go on.
 class Requeuer {
  public:
   Requeuer(const NodePlan& plan, bool standalone);
@@ -54,12 +68,16 @@ class Requeuer {
  private:
   using Clock = std::chrono::steady_clock;
   void finish_scontrol();
+  void read_time_left();
 
   bool enabled_;
   std::string job_;  // JOBID, or ARRAYJOBID_TASKID: this task only
   std::chrono::milliseconds wait_;
+  std::chrono::seconds kill_wait_;
   bool armed_ = false;
+  Clock::time_point warned_at_;
   Clock::time_point by_;
+  Command show_job_;  // scontrol show job, for the time left
   Requeue scontrol_;
   bool done_ = false;                       // scontrol has answered (or could not start)
   std::optional<Clock::time_point> hold_until_;  // after a requeue

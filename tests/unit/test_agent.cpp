@@ -1025,6 +1025,28 @@ START_TEST(a_chatty_command_never_holds_the_loop) {
 }
 END_TEST
 
+// After Slurm's warning, node 0 waits for the workers at most RequeueWait,
+// cut to the job's end (scontrol's EndTime) less KillWait and a 5 s margin.
+START_TEST(the_requeue_wait_ends_before_the_job_does) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  std::tm end{};
+  end.tm_year = 126, end.tm_mon = 10, end.tm_mday = 26, end.tm_hour = 9, end.tm_min = 10, end.tm_isdst = -1;
+  const std::time_t at_end = std::mktime(&end);
+  const std::string show = "JobId=7 JobName=job.sh TimeLimit=00:01:00 StartTime=2026-11-26T09:09:00 "
+                           "EndTime=2026-11-26T09:10:00 Deadline=N/A";
+  ck_assert(agent::time_left_from(show, at_end - 55) == seconds(55));
+  ck_assert(agent::time_left_from(show, at_end + 3) == seconds(0));  // Slurm enforces the limit late
+  ck_assert(!agent::time_left_from("JobId=7 TimeLimit=UNLIMITED EndTime=Unknown Deadline=N/A", at_end));
+  ck_assert(!agent::time_left_from("slurm_load_jobs error: Invalid job id specified", at_end));
+  // 55 s left, KillWait 30 s: 20 s of the 60 s RequeueWait; none left: at once; no end: all of it.
+  ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(55), seconds(30)) == milliseconds(20000));
+  ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(20), seconds(30)) == milliseconds(0));
+  ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(600), seconds(30)) == milliseconds(60000));
+  ck_assert(agent::requeue_wait_within(milliseconds(60000), std::nullopt, seconds(30)) == milliseconds(60000));
+}
+END_TEST
+
 START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
   const auto dir = scratch();
   const auto fake = [&](const std::string& name, const std::string& body) {
@@ -1073,6 +1095,7 @@ Suite* agent_suite() {
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
        requeue_runs_scontrol_and_reports_its_answer, a_chatty_command_never_holds_the_loop,
+       the_requeue_wait_ends_before_the_job_does,
        find_hang_orders_the_stalled_ranks_by_silence,
        read_progress_takes_a_step_number_or_none,
        the_culprit_is_the_stalled_rank_outside_a_collective,

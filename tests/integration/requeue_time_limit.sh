@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# --ddp-requeue against a real time limit: `sbatch --time=1 --signal=USR1@50`,
+# and a worker that saves on USR1 and trains on (a PyTorch script that does
+# not read DDP_REQUEUE). slurmctld sends the warning on its 30-second pass, so
+# it comes with 50 s or less left; node 0 asks slurmctld for the job's end and
+# requeues within the time left, less KillWait and a margin, instead of
+# waiting out RequeueWait (60 s). The job must be requeued (Restarts=1), never
+# end TIMEOUT. (Before: the 60 s wait outlasted the job, which ended TIMEOUT.)
+# About a minute: the native pass and the chroots run it, the sanitizer pass
+# does not (label slow).
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+cat >"$WORK/stubborn.py" <<'PY'
+import signal, time
+signal.signal(signal.SIGUSR1, lambda *a: print("saved on USR1, training on", flush=True))
+time.sleep(1000)
+PY
+cat >"$WORK/job.sh" <<JOB
+#!/bin/bash
+srun --ddp=cpu --ddp-requeue "$PYTHON" "$WORK/stubborn.py"
+JOB
+id=$(sbatch --parsable -N1 --time=1 --signal=USR1@50 --open-mode=append -o "$WORK/job.out" "$WORK/job.sh") ||
+  fail "sbatch refused the job"
+deadline=$((SECONDS + 150)) state= restarts=0
+while ((SECONDS < deadline)); do
+  info=$(scontrol show job "$id" 2>/dev/null) || break
+  state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
+  restarts=$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info")
+  [[ $restarts == 1 || $state == TIMEOUT || $state == COMPLETED || $state == FAILED ]] && break
+  sleep 1
+done
+scancel "$id" 2>/dev/null || true
+OUT=$(cat "$WORK/job.out") ERR= RC="(job $id: $state)"
+[[ $restarts == 1 ]] || { show "the time-limited job"; fail "job $id was not requeued before its time limit (state $state, Restarts=$restarts)"; }
+expect_in "$OUT" "saved on USR1, training on" "the worker got the warning"
+expect_in "$OUT" "requeued in" "node 0 cut its wait to the time left"
+left=$(sed -n 's/.*job [0-9]* ends in \([0-9]*\) s.*/\1/p' <<<"$OUT" | head -n 1)
+pass "--ddp-requeue with a time limit: the warning came with ${left:-?} s left, the job was requeued before its end (RequeueWait 60 s would have outlasted it)"
