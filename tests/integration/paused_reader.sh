@@ -27,6 +27,11 @@ export LINES=200000
 paused_run plain -N2 --ddp=cpu --ddp-procs=2 --ddp-hang-timeout=5 "$PYTHON" "$printer"
 expect_rc 0 "srun with a reader paused for 20 s"
 lines=$(grep -c ' line ' "$WORK/plain.out" || true)
+if [[ $lines != 800000 ]]; then  # what went wrong: mangled lines, and where each rank stopped
+  echo "--- lines not of the form '[rank R] rank R line I' (first 5):" >&2
+  grep -v -E '^\[rank ([0-3])\] rank \1 line [0-9]+$' "$WORK/plain.out" | head -n 5 | cut -c1-300 >&2 || true
+  for rank in 0 1 2 3; do echo "rank $rank's last: $(grep "^\[rank $rank\]" "$WORK/plain.out" | tail -n 1)" >&2; done
+fi
 expect_eq "$lines" "800000" "every line of the 4 workers arrived"
 for rank in 0 1 2 3; do
   expect_eq "$(grep -c "^\[rank $rank\] rank $rank line " "$WORK/plain.out" || true)" "$LINES" "rank $rank's lines"

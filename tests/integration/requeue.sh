@@ -9,8 +9,7 @@
 # parameters of an uninterrupted run; Slurm counts Restarts=1. The signal is
 # sent with `scancel --signal=USR1`, which delivers it to the job's steps as
 # --signal does, at a moment the test chooses (slurmctld sends --signal's only
-# on its 30-second time-limit pass). In a job array, the warning to the task
-# whose job id is the array's id requeues that task only. Refused up front:
+# on its 30-second time-limit pass). Arrays: requeue_array.sh. Refused up front:
 # --ddp-requeue outside a batch job, and in a job submitted with --no-requeue.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -63,54 +62,6 @@ expect_eq "$(grep -c '^script went on after srun' <<<"$OUT")" "1" "the first run
 expect_in "$OUT" "script went on after srun: 0" "the second run's srun succeeded"
 cmp -s "$WORK/clean" "$WORK/requeued" || fail "the requeued job ended with other parameters than the uninterrupted run"
 
-# A job array: Slurm's warning to the task whose own job id is the array's id
-# (the task started last keeps the array's record) requeues that task only
-# (scontrol requeue ARRAYJOBID_TASK); the other trains on untouched.
-# (Requeueing the bare id requeued every task.)
-cat >"$WORK/array.sh" <<JOB
-#!/bin/bash
-srun --ddp=cpu --ddp-procs=1 --ddp-requeue "$train" ${args[*]} --snapshot-dir "$WORK/asnaps_\$SLURM_ARRAY_TASK_ID" \
-  --save-every 0 --on-preempt exit
-echo "task \$SLURM_ARRAY_TASK_ID went on after srun: \$?"
-JOB
-aid=$(sbatch --parsable --array=0-1 -N1 --open-mode=append -o "$WORK/array_%a.out" -e "$WORK/array_%a.err" \
-  "$WORK/array.sh") || fail "sbatch refused the array"
-wait_lines "$WORK/array_0.out" "epoch 2/6" 1 60
-wait_lines "$WORK/array_1.out" "epoch 2/6" 1 30
-task_job() { scontrol show job "${aid}_$1" | sed -n 's/^JobId=\([0-9]*\) .*/\1/p'; }
-own=
-for t in 0 1; do [[ $(task_job $t) == "$aid" ]] && own=$t; done
-[[ -n $own ]] || fail "no task of array $aid runs under the array's own id ($(task_job 0), $(task_job 1))"
-other=$((1 - own))
-scancel --signal=USR1 "${aid}_$own"
-# Each task's end as it comes: the task that trains on ends long before the
-# requeued one starts again, and Slurm forgets an ended job after MinJobAge.
-declare -A final=() restarts=()
-deadline=$((SECONDS + 120))
-while ((SECONDS < deadline && ${#final[@]} < 2)); do
-  for t in 0 1; do
-    [[ -z ${final[$t]:-} ]] || continue
-    info=$(scontrol show job "${aid}_$t" 2>/dev/null) || continue
-    state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info" | head -n 1)
-    case $state in
-    COMPLETED | FAILED | CANCELLED | TIMEOUT)
-      final[$t]=$state
-      restarts[$t]=$(sed -n 's/.*Restarts=\([0-9]*\).*/\1/p' <<<"$info" | head -n 1)
-      ;;
-    esac
-  done
-  sleep 0.5
-done
-OUT=$(cat "$WORK"/array_*.out) ERR=$(cat "$WORK"/array_*.err)
-((${#final[@]} == 2)) || { show "the array"; diagnose; fail "array $aid did not end within 120 s"; }
-for t in 0 1; do
-  expect_eq "${final[$t]}" "COMPLETED" "array task $t's state"
-  expect_eq "${restarts[$t]}" "$((t == own ? 1 : 0))" "array task $t's Restarts (task $own, job $aid, was signalled)"
-done
-expect_in "$(cat "$WORK/array_$own.err")" "job ${aid}_$own is requeued once every worker has ended" \
-  "the signalled task names itself by its array name"
-expect_eq "$(grep -c 'went on after srun' "$WORK/array_$other.out")" "1" "task $other ran once"
-
 # sbatch --ddp-requeue and the job's --signal as sbatch reads it: the command
 # line, #SBATCH lines; no --signal, or one the agents never get, is warned
 # about. (sbatch --hold: submitted, checked, never run.)
@@ -132,4 +83,4 @@ expect_in "$ERR" "ddp: --ddp-requeue needs a batch job" "the refusal says why"
 printf '#!/bin/bash\nsrun --ddp=cpu --ddp-requeue true\n' >"$WORK/norequeue.sh"
 sbatch_wait --no-requeue -N1 -o "$WORK/norequeue.out" "$WORK/norequeue.sh"
 expect_in "$(cat "$WORK/norequeue.out")" "may not be requeued (sbatch --no-requeue" "a --no-requeue job is refused"
-pass "--ddp-requeue: saved on Slurm's warning, requeued once (Restarts=1), running again ${again:-?} s after the signal (cred_expire=10), resumed to the uninterrupted run's parameters; in an array, only the signalled task (the array's own id) requeued; sbatch warns about a missing or unfit --signal; refusals"
+pass "--ddp-requeue: saved on Slurm's warning, requeued once (Restarts=1), running again ${again:-?} s after the signal (cred_expire=10), resumed to the uninterrupted run's parameters; sbatch warns about a missing or unfit --signal; refusals"
