@@ -22,7 +22,7 @@ srun --ddp=cpu --ddp-requeue "$PYTHON" "$WORK/stubborn.py"
 JOB
 id=$(sbatch --parsable -N1 --time=1 --signal=USR1@50 --open-mode=append -o "$WORK/job.out" "$WORK/job.sh") ||
   fail "sbatch refused the job"
-deadline=$((SECONDS + 150)) state= restarts=0
+deadline=$((SECONDS + 150)) state='' restarts=0
 while ((SECONDS < deadline)); do
   info=$(scontrol show job "$id" 2>/dev/null) || break
   state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
@@ -31,7 +31,7 @@ while ((SECONDS < deadline)); do
   sleep 1
 done
 scancel "$id" 2>/dev/null || true
-OUT=$(cat "$WORK/job.out") ERR= RC="(job $id: $state)"
+OUT=$(cat "$WORK/job.out") ERR='' RC="(job $id: $state)"
 [[ $restarts == 1 ]] || { show "the time-limited job"; fail "job $id was not requeued before its time limit (state $state, Restarts=$restarts)"; }
 expect_in "$OUT" "saved on USR1, training on" "the worker got the warning"
 expect_in "$OUT" "requeued in" "node 0 cut its wait to the time left"
