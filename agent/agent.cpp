@@ -11,6 +11,7 @@
 #include "agent_impl.hpp"
 #include "ddp/base/parse.hpp"
 #include "ddp/node/netif.hpp"
+#include "ddp/plan/ports.hpp"
 
 namespace ddp::agent {
 
@@ -235,7 +236,8 @@ Status Agent::make_run_files() {
 // Node 0: the rendezvous every agent (this one too) connects to.
 Status Agent::start_coordinator() {
   coordinator_.emplace(loop_, CoordinatorConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_));
-  if (auto ok = coordinator_->listen(spec_.standalone ? 0 : spec_.plan.rdzv_port); !ok) return ok;
+  const auto candidates = spec_.standalone ? std::vector<std::uint16_t>{0} : rdzv_candidates(spec_.plan);
+  if (auto ok = coordinator_->listen(candidates, spec_.plan.port_range); !ok) return ok;
   if (spec_.plan.verbose)
     spdlog::info("node 0 ({}): rendezvous for {} node(s) on port {}, stop grace {} ms", host_, spec_.plan.nnodes,
                  coordinator_->port(), spec_.grace.count());
@@ -243,8 +245,8 @@ Status Agent::start_coordinator() {
 }
 
 void Agent::start_client() {
-  const std::uint16_t port = coordinator_ ? coordinator_->port() : spec_.plan.rdzv_port;
-  client_.emplace(loop_, ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, port),
+  auto ports = coordinator_ ? std::vector<std::uint16_t>{coordinator_->port()} : rdzv_candidates(spec_.plan);
+  client_.emplace(loop_, ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, std::move(ports)),
                   RdzvClient::Events{[this](const rdzv::Start& s) { on_start(s); },
                                      [this](std::uint32_t a) { on_stop(a); },
                                      [this](const Verdict& v) { on_done(v); },

@@ -11,6 +11,7 @@
 
 #include "ddp/node/affinity.hpp"
 #include "ddp/node/netif.hpp"
+#include "ddp/node/port_claim.hpp"
 #include "ddp/plan/worker_env.hpp"
 #include "ddp/plan/workers.hpp"
 #include "log.hpp"
@@ -25,13 +26,23 @@ int local_task(spank_t sp) {
   return id;
 }
 
-// On node 0, what must be free before anything starts (ddp/node/netif.hpp). In the
-// agent shape node 0's coordinator checks MASTER_PORT itself, before every
-// attempt (it can then stop every node at once); here the rendezvous port.
-Status check_ports(const NodePlan& plan, bool agent_shape) {
+// The task shape, node 0's task 0: MASTER_PORT claimed on node 0
+// (ddp/node/port_claim.hpp) and held by the worker for its life. Every node
+// derives the port on its own here (no agent to tell them another), so a port
+// another step holds is an error, not a move: the agent shape moves past it.
+Status claim_task_master_port(const NodePlan& plan) {
   if (plan.node_rank != 0) return Ok{};
-  return agent_shape ? check_rdzv_port_free(plan.master_addr, plan.rdzv_port)
-                     : check_master_port_free(plan.master_addr, plan.master_port);
+  auto claim = claim_first_free("MASTER_PORT", plan.port_range, {plan.master_port}, plan.master_addr, true);
+  if (!claim) {
+    if (plan.master_port_fixed) return fail(claim.error());
+    return fail("MASTER_PORT " + std::to_string(plan.master_port) +
+                " (derived from the job and step ids) is taken on node 0: " + claim.error() +
+                "; with several tasks per node every node derives it alone and cannot move past it: run one "
+                "task per node (the agent shape picks a free port on node 0)");
+  }
+  PortClaim held = std::move(claim).value();
+  held.keep_across_exec();
+  return Ok{};
 }
 
 void say_plan(const NodePlan& plan) {
@@ -40,7 +51,6 @@ void say_plan(const NodePlan& plan) {
     say("step " + plan.run_id + ": " + std::to_string(plan.nnodes) + " node(s), " + std::to_string(plan.world_size) +
         " " + std::string(to_string(plan.mode)) + " worker(s), MASTER_ADDR=" + plan.master_addr +
         " MASTER_PORT=" + std::to_string(plan.master_port) +
-        (plan.nnodes > 1 ? ", rendezvous port " + std::to_string(plan.rdzv_port) : std::string()) +
         ", stop grace " + std::to_string(plan.stop_grace_ms) + " ms" +
         (plan.spares ? ", " + std::to_string(plan.spares) + " spare node(s)" : std::string()) +
         (plan.min_nodes ? ", down to " + std::to_string(plan.min_nodes) + " node(s)" : std::string()));
@@ -79,7 +89,7 @@ Status export_batch_env(spank_t sp, const NodePlan& plan) {
 Status become_worker(spank_t sp, const NodePlan& plan) {
   const int local = local_task(sp);
   if (local == 0) {
-    if (auto ok = check_ports(plan, false); !ok) return ok;
+    if (auto ok = claim_task_master_port(plan); !ok) return ok;
     say_plan(plan);
   }
   char** envp = nullptr;
@@ -116,8 +126,8 @@ Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& p
   if (::access(agent_path.c_str(), X_OK) != 0)
     return fail("cannot execute the agent " + agent_path + ": " + std::strerror(errno) +
                 "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
-  if (auto ok = check_ports(plan, true); !ok) return ok;
-  // (node 0's agent prints the whole step's plan once every node has joined)
+  // (node 0's agent claims the step's ports, and prints the whole step's plan
+  // once every node has joined)
 
   Environment plan_env;
   write_plan(plan, plan_env);

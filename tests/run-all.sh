@@ -45,8 +45,8 @@ tests/chroot/run.sh trixie --package
 # site config, privileges, the launch path, configless nodes, pyxis's refusal,
 # torchrun's worker variables, the stop grace, Slurm's variables per worker,
 # a 2-node training run inside apptainer containers (sid has apptainer), and
-# planted run files.
-tests/chroot/run.sh sid -R 'unit\.|allreduce_cpu|sbatch_propagation|errors|fail_fast|restarts|site_config|privilege|launch_path|configless|container_refusal|torchrun_env|stop_grace|slurm_view|hang|apptainer|run_files'
+# planted run files, and a reader that pauses.
+tests/chroot/run.sh sid -R 'unit\.|allreduce_cpu|sbatch_propagation|errors|fail_fast|restarts|site_config|privilege|launch_path|configless|container_refusal|torchrun_env|stop_grace|slurm_view|hang|apptainer|run_files|paused_reader'
 
 # The package, as a site installs it.
 if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then

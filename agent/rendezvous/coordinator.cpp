@@ -55,10 +55,16 @@ CoordinatorConfig CoordinatorConfig::for_plan(const NodePlan& plan, std::string 
                        "): " + addr.error() + "; fix the site config or the node's network";
   }
   if (standalone)
-    cc.master_port = [addr = plan.master_addr, first = plan.master_port, fixed = plan.master_port_fixed](
-                         std::uint32_t attempt) { return attempt == 0 || fixed ? first : free_port(addr); };
+    cc.claim_master_port = [addr = cc.master_addr, first = plan.master_port,
+                            fixed = plan.master_port_fixed](std::uint32_t attempt) {
+      const std::uint16_t port = attempt == 0 || fixed ? first : free_port(addr);
+      return claim_first_free("MASTER_PORT", {port, port}, {port}, addr, true);
+    };
   else
-    cc.master_port = [plan](std::uint32_t attempt) { return master_port_for(plan, attempt); };
+    cc.claim_master_port = [plan, addr = cc.master_addr](std::uint32_t attempt) {
+      return claim_first_free("MASTER_PORT", plan.port_range, master_port_candidates(plan, attempt), addr,
+                              plan.master_port_fixed);
+    };
   cc.verbose = plan.verbose;
   cc.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
   cc.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
@@ -73,6 +79,29 @@ Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
       nodes_(config_.nnodes),
       started_(Clock::now()),
       last_heartbeat_(Clock::now()) {}
+
+Status Coordinator::listen(const std::vector<std::uint16_t>& candidates, PortRange range) {
+  std::vector<PortRefusal> refusals;
+  for (const auto port : candidates) {
+    PortClaim claim;
+    if (port != 0) {
+      auto outcome = claim_port(port, std::nullopt);
+      if (auto* refused = std::get_if<PortRefusal>(&outcome)) {
+        refusals.push_back(*refused);
+        continue;
+      }
+      claim = std::move(std::get<PortClaim>(outcome));
+    }
+    auto listening = gate_.listen(port);
+    if (!listening) return fail(listening.error());
+    if (*listening) {
+      rdzv_claim_ = std::move(claim);
+      return Ok{};
+    }
+    refusals.push_back({port, PortRefusal::Holder::OtherProcess, tcp_port_holder(port)});
+  }
+  return fail(no_free_port("the rendezvous port", range, refusals, kernel_ephemeral_ports()));
+}
 
 RdzvGate::Events Coordinator::gate_events() {
   return {[this](std::uint32_t node) { return admit(node); },
@@ -156,7 +185,7 @@ void Coordinator::print_summary() const {
   const auto& groups = roster_->groups;
   spdlog::info("step {}: attempt {}: {} node(s), {} worker(s), MASTER_ADDR={} MASTER_PORT={}, rendezvous port {}",
                config_.run_id, attempt_, groups.size(), world_size(*roster_), config_.master_addr,
-               config_.master_port(attempt_), gate_.port());
+               master_claim_.port(), gate_.port());
   std::uint64_t rank = 0;
   for (std::uint32_t g = 0; g < groups.size(); ++g) {
     const auto& n = nodes_[groups[g].node];
@@ -188,13 +217,15 @@ void Coordinator::start_attempt() {
     n.failure.reset();
   }
   cause_.reset();
+  phase_ = Phase::Running;
+  // The earlier attempt's port goes back once this one's is claimed.
+  auto claim = config_.claim_master_port(attempt_);
+  if (!claim) return finish_setup(claim.error());
+  master_claim_ = std::move(claim).value();
   if (config_.verbose && roster_changed_) print_summary();
   roster_changed_ = false;
-  phase_ = Phase::Running;
   start.master_addr = config_.master_addr;
-  start.master_port = config_.master_port(attempt_);
-  if (auto free = check_master_port_free(config_.master_addr, start.master_port); !free)
-    return finish_setup(free.error());
+  start.master_port = master_claim_.port();
   const auto message = start.to_message();
   if (rdzv::encode(message).empty())  // the lists travel in runs: only a step of many thousand odd nodes
     return finish_setup("the step's layout (" + std::to_string(start.group_nodes.size()) +

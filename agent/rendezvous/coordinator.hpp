@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "ddp/node/port_claim.hpp"
 #include "ddp/plan/roster.hpp"
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/node_plan.hpp"
@@ -41,7 +42,9 @@ struct CoordinatorConfig {
   std::uint32_t spares = 0;     // --ddp-spares: the last K nodes wait to replace a lost one (roster.hpp)
   std::uint32_t min_nodes = 0;  // --ddp-min-nodes: without a spare, go on down to this many (0: never)
   std::string master_addr;
-  std::function<std::uint16_t(std::uint32_t attempt)> master_port;
+  // MASTER_PORT of an attempt, claimed on node 0 (ddp/node/port_claim.hpp)
+  // until the next attempt's; or why no port could be had.
+  std::function<Result<PortClaim>(std::uint32_t attempt)> claim_master_port;
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
@@ -89,8 +92,10 @@ class Coordinator {
   Coordinator(const Coordinator&) = delete;
   Coordinator& operator=(const Coordinator&) = delete;
 
-  // Listens on every address at `port` (0: any free port, for standalone use).
-  Status listen(std::uint16_t port) { return gate_.listen(port); }
+  // Listens on every address at the first of `candidates` this node can
+  // claim for the step's life and bind (0: any free port on loopback, for
+  // standalone use); the other nodes look for it there (rdzv_client.hpp).
+  Status listen(const std::vector<std::uint16_t>& candidates, PortRange range);
   std::uint16_t port() const { return gate_.port(); }
   // Heartbeats, deadlines, cleanup; call from the loop's top level every ~100 ms.
   void tick();
@@ -155,6 +160,8 @@ class Coordinator {
 
   CoordinatorConfig config_;
   RdzvGate gate_;  // the connections; only authenticated ones reach the methods above
+  PortClaim rdzv_claim_;    // the rendezvous port, for the step's life
+  PortClaim master_claim_;  // this attempt's MASTER_PORT
   std::vector<Node> nodes_;
   Phase phase_ = Phase::Rendezvous;
   std::uint32_t attempt_ = 0;

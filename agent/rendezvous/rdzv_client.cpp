@@ -21,6 +21,8 @@ namespace {
 
 constexpr auto kRetryEvery = std::chrono::milliseconds(250);
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
+// A rendezvous challenges at once: a listener silent this long is something else.
+constexpr auto kChallengeWait = std::chrono::milliseconds(2000);
 
 // MASTER_ADDR is normally an address; NodeAddr may also be a name the admin
 // chose for the node's interface.
@@ -40,7 +42,7 @@ Result<in_addr> resolve(const std::string& host) {
 }  // namespace
 
 ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bool standalone, std::string host,
-                                    std::uint16_t coordinator_port) {
+                                    std::vector<std::uint16_t> coordinator_ports) {
   ClientConfig cfg;
   cfg.run_id = plan.run_id;
   cfg.secret = std::move(secret);
@@ -49,7 +51,8 @@ ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bo
   cfg.workers = plan.placements;
   cfg.host = std::move(host);
   cfg.coordinator_addr = standalone ? "127.0.0.1" : plan.master_addr;
-  cfg.coordinator_port = coordinator_port;
+  cfg.coordinator_ports = std::move(coordinator_ports);
+  if (cfg.coordinator_ports.empty()) cfg.coordinator_ports.push_back(plan.rdzv_port);
   cfg.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
   cfg.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
   return cfg;
@@ -74,7 +77,6 @@ void RdzvClient::begin() {
 void RdzvClient::try_connect() {
   if (done_ || conn_ || connecting_fd_ >= 0) return;
   ++tries_;
-  next_try_ = Clock::now() + kRetryEvery;
   const auto addr = resolve(config_.coordinator_addr);
   if (!addr) {
     last_error_ = addr.error();
@@ -87,17 +89,17 @@ void RdzvClient::try_connect() {
   }
   sockaddr_in to{};
   to.sin_family = AF_INET;
-  to.sin_port = htons(config_.coordinator_port);
+  to.sin_port = htons(port());
   to.sin_addr = *addr;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) {
-    last_error_ = std::strerror(errno);
+    last_error_ = "port " + std::to_string(port()) + ": " + std::strerror(errno);
     ::close(fd);
-    return;
+    return next_port();
   }
   if (auto ok = loop_.add(fd, EPOLLOUT, [this](std::uint32_t ev) { on_connected(ev); }); !ok) {
     last_error_ = ok.error();
     ::close(fd);
-    return;
+    return next_port();
   }
   connecting_fd_ = fd;
 }
@@ -110,9 +112,9 @@ void RdzvClient::on_connected(std::uint32_t) {
   socklen_t len = sizeof err;
   ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
-    last_error_ = std::strerror(err);
+    last_error_ = "port " + std::to_string(port()) + ": " + std::strerror(err);
     ::close(fd);
-    return;  // tick() retries
+    return next_port();  // tick() tries it
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -123,8 +125,15 @@ void RdzvClient::on_connected(std::uint32_t) {
   server_nonce_.clear();
   client_nonce_.clear();
   challenge_.reset();
+  challenge_due_ = Clock::now() + kChallengeWait;
   conn_ = std::make_unique<Connection>(
       loop_, fd, [this](const rdzv::Message& m) { on_message(m); }, [this](const std::string& why) { on_close(why); });
+}
+
+// On to the next port (back to the first after a pause, once all were tried).
+void RdzvClient::next_port() {
+  port_index_ = (port_index_ + 1) % config_.coordinator_ports.size();
+  next_try_ = port_index_ == 0 ? Clock::now() + kRetryEvery : Clock::now();
 }
 
 void RdzvClient::send(const rdzv::Message& m) {
@@ -178,6 +187,10 @@ void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
   // collect MACs over nonces of its choosing.
   if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
   if (!rdzv::check_nonce(challenge.nonce)) return lost("malformed CHALLENGE from the rendezvous on node 0");
+  if (challenge.run != config_.run_id) {  // a neighbour step's rendezvous: say so, and look on
+    send(rdzv::Elsewhere{config_.run_id}.to_message());
+    return conn_->close("the rendezvous of another step (" + printable(challenge.run, 40) + ")");
+  }
   challenge_ = challenge;
   server_nonce_ = challenge.nonce;
   client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
@@ -195,7 +208,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
   if (client_nonce_.empty() ||
       !rdzv::mac_equal(welcome.mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_,
                                                      client_nonce_)))
-    return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(config_.coordinator_port) +
+    return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(port()) +
                 " is not this step's rendezvous (it could not prove the step's secret)");
   // A coordinator of an older release welcomes whatever version answers.
   if (challenge_->version != rdzv::kProtocolVersion)
@@ -213,10 +226,17 @@ void RdzvClient::on_close(const std::string& why) {
   graveyard_.push_back(std::move(conn_));
   if (done_) return;
   if (!welcomed_) {
-    last_error_ = why;  // retried until the deadline
-    return;
+    last_error_ = "port " + std::to_string(port()) + ": " + why;  // retried until the deadline
+    return next_port();
   }
   lost("the connection to the rendezvous on node 0 ended: " + why);
+}
+
+std::string RdzvClient::ports_text() const {
+  const auto& ports = config_.coordinator_ports;
+  if (ports.size() == 1) return ":" + std::to_string(ports[0]);
+  return " (any of the " + std::to_string(ports.size()) + " ports from " + std::to_string(ports[0]) +
+         " on in PortRange)";
 }
 
 void RdzvClient::lost(const std::string& why) {
@@ -235,11 +255,13 @@ void RdzvClient::tick() {
       const auto route = route_to(config_.coordinator_addr);
       const std::string via = route ? " via " + route->interface + " (from " + route->source_address + ")" : "";
       return lost("node " + std::to_string(config_.node_rank) + " (" + config_.host +
-                  ") cannot reach the rendezvous on node 0 at " + config_.coordinator_addr + ":" +
-                  std::to_string(config_.coordinator_port) + via + ": " + last_error_ + " (" + std::to_string(tries_) +
+                  ") cannot reach the rendezvous on node 0 at " + config_.coordinator_addr + ports_text() + via +
+                  ": " + last_error_ + " (" + std::to_string(tries_) +
                   " tries in " + std::to_string(config_.rdzv_timeout.count() / 1000) +
                   " s); check that node 0's agent started and that the port is open between compute nodes");
     }
+    if (conn_ && !challenge_ && now > challenge_due_)  // connected, but not to a rendezvous
+      conn_->close("no rendezvous challenge within " + seconds_text(kChallengeWait));
     if (!conn_ && connecting_fd_ < 0 && now >= next_try_) try_connect();
     return;
   }

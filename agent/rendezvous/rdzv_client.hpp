@@ -30,14 +30,17 @@ struct ClientConfig {
   std::vector<WorkerPlacement> workers;  // this node's placements (for node 0's verbose summary)
   std::string host;
   std::string coordinator_addr;  // node 0's address (MASTER_ADDR)
-  std::uint16_t coordinator_port = 0;
+  // Where node 0's coordinator may listen, tried in turn (ports.hpp's
+  // rdzv_candidates): a neighbour step's coordinator answers with another
+  // run id, a process that is not slurm-ddp not at all; both are passed by.
+  std::vector<std::uint16_t> coordinator_ports;
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
 
-  // A node's, from its plan; `coordinator_port` is where node 0's coordinator
-  // listens (standalone: on loopback).
+  // A node's, from its plan; `coordinator_ports` where node 0's coordinator
+  // may listen (node 0 and standalone: the one it does, on loopback standalone).
   static ClientConfig for_plan(const NodePlan& plan, std::string secret, bool standalone, std::string host,
-                               std::uint16_t coordinator_port);
+                               std::vector<std::uint16_t> coordinator_ports);
 };
 
 class RdzvClient {
@@ -69,6 +72,9 @@ class RdzvClient {
  private:
   using Clock = std::chrono::steady_clock;
   void try_connect();
+  void next_port();  // the current one was not this step's rendezvous
+  std::uint16_t port() const { return config_.coordinator_ports[port_index_]; }
+  std::string ports_text() const;  // where it looked, for the message when it gives up
   void on_connected(std::uint32_t events);
   void on_message(const rdzv::Message& m);
   void on_handshake(const rdzv::Message& m);
@@ -89,6 +95,8 @@ class RdzvClient {
   std::optional<rdzv::Challenge> challenge_;  // this connection's
   bool welcomed_ = false, done_ = false;
   Clock::time_point deadline_, next_try_, last_seen_, last_heartbeat_;
+  Clock::time_point challenge_due_;  // a connection that has not challenged by then is not a rendezvous
+  std::size_t port_index_ = 0;
   int tries_ = 0;
   std::string last_error_ = "not tried yet";
 };

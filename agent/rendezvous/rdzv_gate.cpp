@@ -92,23 +92,27 @@ RdzvGate::~RdzvGate() {
   }
 }
 
-Status RdzvGate::listen(std::uint16_t port) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) return fail(std::string("socket(): ") + std::strerror(errno));
+Result<bool> RdzvGate::listen(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return fail(std::string("socket(): ") + std::strerror(errno));
   const int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(port == 0 ? INADDR_LOOPBACK : INADDR_ANY);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listen_fd_, 256) != 0)
-    return fail(
-        "cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(errno) +
-        (errno == EADDRINUSE ? " (another job on this node holds it; widen PortRange in the site config)" : ""));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 256) != 0) {
+    const int err = errno;
+    ::close(fd);
+    if (err == EADDRINUSE) return false;
+    return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(err));
+  }
+  listen_fd_ = fd;
   socklen_t len = sizeof addr;
   ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
-  return loop_.add(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); });
+  if (auto ok = loop_.add(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); }); !ok) return fail(ok.error());
+  return true;
 }
 
 void RdzvGate::on_accept() {
@@ -219,6 +223,10 @@ void RdzvGate::on_message(std::uint64_t id, const rdzv::Message& m) {
   Peer& peer = it->second;
   if (!peer.node) {
     if (m.verb == "RESPONSE") return handle_response(id, peer, m);
+    if (m.verb == "ELSEWHERE") {  // another step's agent looking for its own rendezvous (rdzv_messages.hpp)
+      peer.closing = true;
+      return close_peer(id, "another step's agent");
+    }
     return refuse(id, "spoke before authenticating",
                   "rendezvous: refused " + peer.remote + ": " + m.verb + " before authenticating", "not authenticated");
   }

@@ -50,8 +50,9 @@ class RdzvGate {
   RdzvGate(const RdzvGate&) = delete;
   RdzvGate& operator=(const RdzvGate&) = delete;
 
-  // Listens on every address at `port` (0: any free port on loopback, for standalone use).
-  Status listen(std::uint16_t port);
+  // Listens on every address at `port` (0: any free port on loopback, for
+  // standalone use): false when another socket has the port.
+  Result<bool> listen(std::uint16_t port);
   std::uint16_t port() const { return port_; }
   // Closed connections freed, accepting resumed, slow handshakes cut, the
   // stranger log's summary; from the loop's top level.

@@ -222,17 +222,17 @@ bool OutputRouter::on_readable(int fd) {
   if (fd < 0) return false;
   for (auto& worker : workers_)
     for (const Stream stream : {Stream::Out, Stream::Err})
-      if (worker.channels[index(stream)].read.get() == fd) return read_channel(worker, stream, SIZE_MAX);
+      if (worker.channels[index(stream)].read.get() == fd) return read_channel(worker, stream, SIZE_MAX, true);
   return false;
 }
 
 // Reads until EAGAIN, EOF, or `budget` bytes; stops early once the output
-// is held (the sinks are full).
-bool OutputRouter::read_channel(Worker& worker, Stream stream, std::size_t budget) {
+// is held (the sinks are full), unless `heed_hold` is false.
+bool OutputRouter::read_channel(Worker& worker, Stream stream, std::size_t budget, bool heed_hold) {
   Channel& channel = worker.channels[index(stream)];
   char buffer[65536];
   for (std::size_t taken = 0;;) {
-    if (taken > 0 && (taken >= budget || held())) return true;
+    if (taken > 0 && (taken >= budget || (heed_hold && held()))) return true;
     const ssize_t n = ::read(channel.read.get(), buffer, std::min(sizeof buffer, std::max<std::size_t>(budget - taken, 1)));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
@@ -262,8 +262,10 @@ void OutputRouter::drain() {
       // What the pipe holds now: a worker still running may write on and on.
       int pending = 0;
       if (::ioctl(read.get(), FIONREAD, &pending) != 0) pending = 0;
-      // One byte more than it holds: EOF, when its worker has ended.
-      if (!read_channel(worker, stream, std::size_t(std::max(pending, 0)) + 1)) continue;
+      // One byte more than it holds: EOF, when its worker has ended. All of
+      // it, held or not (at most a pipe's capacity per stream): stopping
+      // early would cut the line in the middle below, and lose the rest.
+      if (!read_channel(worker, stream, std::size_t(std::max(pending, 0)) + 1, false)) continue;
       // Still open: something the worker started holds the pipe. Its last
       // line is due now, not when that process ends.
       Batch batch;

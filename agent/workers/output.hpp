@@ -155,7 +155,7 @@ class OutputRouter {
   const Worker* find_worker(std::uint32_t local_rank) const;
   void open_logs(Worker& worker);
   void close_logs(Worker& worker);
-  bool read_channel(Worker& worker, Stream stream, std::size_t budget);
+  bool read_channel(Worker& worker, Stream stream, std::size_t budget, bool heed_hold);
   void take_lines(Worker& worker, Stream stream, std::string_view data, Batch& batch);
   void flush_partial(Worker& worker, Stream stream, Batch& batch);
   void emit(Worker& worker, Stream stream, std::string_view line, Batch& batch);

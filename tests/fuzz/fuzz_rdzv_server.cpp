@@ -104,9 +104,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   config.secret = kSecret;
   config.nnodes = 3;
   config.master_addr = "127.0.0.1";
-  config.master_port = [](std::uint32_t attempt) { return std::uint16_t(29500 + attempt); };
+  config.claim_master_port = [](std::uint32_t attempt) -> ddp::Result<ddp::PortClaim> {
+    return ddp::PortClaim(-1, std::uint16_t(29500 + attempt));  // unclaimed: nothing binds it here
+  };
   ddp::agent::Coordinator coordinator(loop, config);
-  FUZZ_CHECK(coordinator.listen(0));
+  FUZZ_CHECK(coordinator.listen({0}, ddp::PortRange{1024, 65535}));
 
   Client client;
   FUZZ_CHECK(client.connect_to(coordinator.port()));

@@ -20,6 +20,7 @@ inline Suite* make_suite(const char* name, std::initializer_list<const TTest*> t
 Suite* parse_suite();
 Suite* request_suite();
 Suite* plan_suite();
+Suite* ports_suite();
 Suite* step_plan_suite();
 Suite* worker_env_suite();
 Suite* site_config_suite();

@@ -327,12 +327,12 @@ struct Rig {
     c.secret = secret;
     c.nnodes = nnodes;
     c.master_addr = "127.0.0.1";
-    c.master_port = [](std::uint32_t) { return std::uint16_t(1); };
+    c.claim_master_port = [](std::uint32_t) -> Result<PortClaim> { return PortClaim(-1, 1); };
     c.handshake_timeout = handshake;
     c.max_pending = max_pending;
     if (tweak) tweak(c);
     auto& coord = coordinators.emplace_back(loop, std::move(c));
-    ck_assert(coord.listen(0).ok());
+    ck_assert(coord.listen({0}, PortRange{1024, 65535}).ok());
     return coord;
   }
   void turn() {
@@ -462,7 +462,7 @@ class FakeCoordinator {
     cfg.secret = kSecretA;
     cfg.node_rank = 1;
     cfg.coordinator_addr = "127.0.0.1";
-    cfg.coordinator_port = port_;
+    cfg.coordinator_ports = {port_};
     rig.clients
         .emplace_back(rig.loop, cfg,
                       agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},

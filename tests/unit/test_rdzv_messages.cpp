@@ -59,6 +59,7 @@ START_TEST(every_message_survives_its_own_line) {
   ck_assert(through_the_wire(response) == response);
   ck_assert(through_the_wire(Welcome{std::string(64, 'd')}) == Welcome{std::string(64, 'd')});
   ck_assert(through_the_wire(Refused{"node 1 has already joined"}) == Refused{"node 1 has already joined"});
+  ck_assert(through_the_wire(Elsewhere{"step 42.7"}) == Elsewhere{"step 42.7"});
   const Join join{4, {{"0", "0000:18:00.0", "0-3", "mlx5_0"}, {"1", "0000:98:00.0", "32-35", ""}}, "gpu017",
                   "10.0.0.17"};
   ck_assert(through_the_wire(join) == join);

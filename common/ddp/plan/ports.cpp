@@ -1,5 +1,8 @@
 #include "ddp/plan/ports.hpp"
 
+#include <algorithm>
+#include <map>
+
 namespace ddp {
 
 namespace {
@@ -28,6 +31,59 @@ std::uint16_t derive_rdzv_port(PortRange range, std::uint32_t job_id, std::uint3
 std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt) {
   if (plan.master_port_fixed || attempt == 0) return plan.master_port;
   return derive_port(plan.port_range, plan.job_id, plan.step_id, attempt);
+}
+
+std::vector<std::uint16_t> port_candidates(PortRange range, std::uint16_t start, std::uint32_t limit) {
+  std::vector<std::uint16_t> ports;
+  const std::uint32_t span = range.size();
+  // A start outside the range (a plan from another config) begins at its first port.
+  const std::uint32_t offset = start >= range.first && start <= range.last ? start - range.first : 0;
+  for (std::uint32_t i = 0; i < std::min(span, limit); ++i)
+    ports.push_back(std::uint16_t(range.first + (offset + i) % span));
+  return ports;
+}
+
+std::vector<std::uint16_t> rdzv_candidates(const NodePlan& plan) {
+  return port_candidates(plan.port_range, plan.rdzv_port, kRdzvCandidates);
+}
+
+std::vector<std::uint16_t> master_port_candidates(const NodePlan& plan, std::uint32_t attempt) {
+  if (plan.master_port_fixed) return {plan.master_port};
+  return port_candidates(plan.port_range, master_port_for(plan, attempt), plan.port_range.size());
+}
+
+std::optional<std::string> ephemeral_overlap(PortRange range, PortRange ephemeral) {
+  const auto first = std::max(range.first, ephemeral.first);
+  const auto last = std::min(range.last, ephemeral.last);
+  if (first > last) return std::nullopt;
+  const auto text = [](PortRange r) { return std::to_string(r.first) + "-" + std::to_string(r.last); };
+  return "PortRange=" + text(range) + " overlaps the kernel's ephemeral ports (net.ipv4.ip_local_port_range " +
+         text(ephemeral) + ") in " + text({first, last}) +
+         ": any outgoing connection may take one of them; move PortRange out of it, or reserve it with "
+         "net.ipv4.ip_local_reserved_ports=" + text(range);
+}
+
+std::string no_free_port(std::string_view what, PortRange range, const std::vector<PortRefusal>& refusals,
+                         std::optional<PortRange> ephemeral) {
+  using Holder = PortRefusal::Holder;
+  std::map<Holder, std::size_t> count;
+  std::string named;
+  for (const auto& r : refusals) {
+    ++count[r.holder];
+    if (r.holder == Holder::OtherProcess && !r.who.empty() && named.size() < 200)
+      named += (named.empty() ? "" : "; ") + std::to_string(r.port) + ": " + r.who;
+  }
+  std::string text = std::string(what) + ": none of the " + std::to_string(refusals.size()) + " port(s) tried in PortRange=" +
+                     std::to_string(range.first) + "-" + std::to_string(range.last) + " (" +
+                     std::to_string(range.size()) + " ports) is free on node 0: " +
+                     std::to_string(count[Holder::SlurmDdpStep]) + " held by other slurm-ddp steps, " +
+                     std::to_string(count[Holder::OtherProcess]) + " by other processes";
+  if (!named.empty()) text += " (" + named + ")";
+  if (count[Holder::Unknown]) text += ", " + std::to_string(count[Holder::Unknown]) + " could not be tested";
+  if (ephemeral)
+    if (auto overlap = ephemeral_overlap(range, *ephemeral)) text += "; " + *overlap;
+  return text + "; the range is too small for the steps sharing this node: widen PortRange in the site config "
+                "(the admin), or choose a port with --ddp-port=PORT";
 }
 
 }  // namespace ddp

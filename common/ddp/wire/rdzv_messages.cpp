@@ -258,6 +258,14 @@ Result<Refused> Refused::from_message(const Message& m) {
   return f.done(std::move(r));
 }
 
+Message Elsewhere::to_message() const { return Message{"ELSEWHERE", {{"run", run}}}; }
+
+Result<Elsewhere> Elsewhere::from_message(const Message& m) {
+  Fields f(m, "ELSEWHERE");
+  Elsewhere e{f.text("run")};
+  return f.done(std::move(e));
+}
+
 std::string refusal_for_version(std::uint32_t node, const std::string& from, const Response& theirs) {
   const auto release = [](const std::string& r) { return r.empty() ? std::string("(unknown release)") : r; };
   return "node " + std::to_string(node) + " (" + from + ") runs slurm-ddp " + printable(release(theirs.release), 40) +

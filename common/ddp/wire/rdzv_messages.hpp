@@ -72,6 +72,17 @@ struct Refused {  // coordinator -> agent, then the connection closes
   bool operator==(const Refused&) const = default;
 };
 
+// agent -> coordinator, instead of a RESPONSE: the CHALLENGE named another
+// step's run. Steps sharing node 0 share its port range, so an agent looking
+// for its own rendezvous may knock at a neighbour's (ports.hpp); it says so and
+// leaves, and the neighbour lets it go without a warning.
+struct Elsewhere {
+  std::string run;  // the run this agent looks for
+  Message to_message() const;
+  static Result<Elsewhere> from_message(const Message& m);
+  bool operator==(const Elsewhere&) const = default;
+};
+
 // The reason node 0 refuses a node of another version, and the root cause it
 // gives the job: one message naming both versions and the fix.
 std::string refusal_for_version(std::uint32_t node, const std::string& from, const Response& theirs);

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Ports that never collide: six 2-node steps started at once on the same two
+# nodes with a 16-port site range (the field's repro: with ports derived from
+# the job and step ids plus a check, three of six failed with "MASTER_PORT ...
+# is already in use"). Each step's rank 0 binds MASTER_PORT the way PyTorch's
+# TCPStore does and holds it while the other steps run; rank 1 fails the first
+# attempt, so every step restarts once on a new MASTER_PORT. Node 0's agents
+# claim each port (ddp/node/port_claim.hpp): every step ends 0, and no port
+# is held by two steps at once.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+config=${1:?path to the site config named in plugstack.conf}
+good=$(cat "$config")
+trap 'printf "%s\n" "$good" >"$config"; cleanup_work' EXIT
+sed -i 's/^PortRange=[0-9-]*/PortRange=23100-23115/' "$config"
+grep -q '^PortRange=23100-23115' "$config" || fail "the test could not set PortRange in $config"
+
+# Rank 0 binds MASTER_PORT (SO_REUSEADDR, listening, as TCPStore) and holds it
+# 8 s; a bind that fails is a collision. Rank 1 fails attempt 0 after 1 s.
+worker=$(cat <<'PY'
+import os, socket, sys, time
+rank, attempt = int(os.environ["RANK"]), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
+port = int(os.environ["MASTER_PORT"])
+if rank == 0:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("", port))
+    except OSError as e:
+        print(f"COLLISION on MASTER_PORT {port}: {e}", flush=True)
+        sys.exit(3)
+    s.listen()
+    print(f"attempt {attempt} holds MASTER_PORT {port}", flush=True)
+    time.sleep(8)
+elif attempt == 0:
+    time.sleep(1)
+    sys.exit(1)
+else:
+    time.sleep(8)
+PY
+)
+out=$WORK/steps
+mkdir -p "$out"
+set +e
+timeout 150 salloc -N2 --ddp=cpu bash -c '
+  for i in 1 2 3 4 5 6; do
+    { srun --overlap -N2 --ntasks-per-node=1 --ddp-restarts=1 --ddp-verbose '"$PYTHON"' -c "$0" \
+        >"$1/$i.out" 2>"$1/$i.err"; echo $? >"$1/$i.rc"; } &
+  done
+  wait' "$worker" "$out" >"$WORK/salloc.out" 2>&1
+set -e
+
+failed=0 collisions=0
+declare -A rdzv_of=()
+for i in 1 2 3 4 5 6; do
+  [[ -s $out/$i.out || -s $out/$i.err ]] || fail "step $i left no output (salloc: $(cat "$WORK/salloc.out"))"
+  ok=1
+  grep -q "COLLISION\|already in use\|none of the" "$out/$i.out" "$out/$i.err" && collisions=$((collisions + 1)) ok=0
+  [[ $(cat "$out/$i.rc" 2>/dev/null) == 0 ]] || failed=$((failed + 1)) ok=0
+  grep -q "attempt 1 holds MASTER_PORT" "$out/$i.out" || ok=0
+  rdzv=$(sed -n 's/.*rendezvous port \([0-9]*\).*/\1/p' "$out/$i.err" | head -1)
+  [[ -n $rdzv ]] && rdzv_of[$i]=$rdzv || ok=0
+  ((ok)) || { echo "--- step $i (no second attempt holding its port, or no rendezvous port in node 0's summary):"
+              cat "$out/$i.out" "$out/$i.err"; } >&2
+done
+echo "collisions seen: $collisions of 6 steps; steps failed: $failed"
+expect_eq "$collisions" "0" "collisions among six concurrent steps on shared nodes"
+expect_eq "$failed" "0" "steps that did not exit 0"
+expect_eq "$(printf '%s\n' "${rdzv_of[@]}" | sort -u | wc -l)" "6" "six rendezvous ports, one per step"
+expect_eq "$(grep -l "attempt 1 holds MASTER_PORT" "$out"/*.out | wc -l)" "6" "six steps restarted on a MASTER_PORT they held"
+# Every port inside the range.
+for port in $(sed -n 's/.*holds MASTER_PORT \([0-9]*\).*/\1/p' "$out"/*.out) "${rdzv_of[@]}"; do
+  ((port >= 23100 && port <= 23115)) || fail "port $port is outside PortRange=23100-23115"
+done
+pass "six concurrent 2-node steps, two attempts each, 16-port range: 0 collisions, rendezvous ports ${rdzv_of[*]}"
