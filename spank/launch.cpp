@@ -26,6 +26,15 @@ int local_task(spank_t sp) {
   return id;
 }
 
+// Node 0: a PortRange the kernel also hands out as ephemeral source ports
+// works until an outgoing connection takes a step's port; the admin's log says
+// so at every step (ddp/plan/ports.hpp).
+void check_port_range(const NodePlan& plan) {
+  if (plan.node_rank != 0) return;
+  if (const auto ephemeral = kernel_ephemeral_ports())
+    if (const auto overlap = ephemeral_overlap(plan.port_range, *ephemeral)) for_admin(*overlap);
+}
+
 // The task shape, node 0's task 0: MASTER_PORT claimed on node 0
 // (ddp/node/port_claim.hpp) and held by the worker for its life. Every node
 // derives the port on its own here (no agent to tell them another), so a port
@@ -89,6 +98,7 @@ Status export_batch_env(spank_t sp, const NodePlan& plan) {
 Status become_worker(spank_t sp, const NodePlan& plan) {
   const int local = local_task(sp);
   if (local == 0) {
+    check_port_range(plan);
     if (auto ok = claim_task_master_port(plan); !ok) return ok;
     say_plan(plan);
   }
@@ -128,6 +138,7 @@ Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& p
                 "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
   // (node 0's agent claims the step's ports, and prints the whole step's plan
   // once every node has joined)
+  check_port_range(plan);
 
   Environment plan_env;
   write_plan(plan, plan_env);

@@ -19,5 +19,7 @@ inline void error(const std::string& message) { slurm_error("ddp: %s", printable
 // To the user's terminal without "error:" (Slurm's slurm_spank_log).
 inline void say(const std::string& message) { slurm_spank_log("ddp: %s", printable(message).c_str()); }
 inline void verbose(const std::string& message) { slurm_verbose("ddp: %s", printable(message).c_str()); }
+// To the daemon log only (slurmd.log on a compute node): what the admin must fix.
+inline void for_admin(const std::string& message) { slurm_info("ddp: %s", printable(message).c_str()); }
 
 }  // namespace ddp::spank

@@ -38,8 +38,10 @@ tests/sanitize.sh
 # Current Slurm on real daemons: every test again (lint aside) inside a
 # Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and libraries, where
 # the plugin takes its 23.11+ launch path (tests/chroot/run.sh).
-# Then its .deb, packed from that build, installed and tested there.
-tests/chroot/run.sh trixie --package
+# Then its .deb, packed from that build, installed and tested there. The
+# rendezvous flood (a minute of strangers at node 0's agent) tests the agent,
+# not Slurm: the native package pass below runs it.
+tests/chroot/run.sh trixie --package -LE lint -E 'integration\.rdzv_flood$'
 # And the core of it in Debian unstable (Slurm 26.05, PyTorch 2.14, GCC 16):
 # unit tests, allreduce, sbatch propagation, errors, fail-fast, restarts, the
 # site config, privileges, the launch path, configless nodes, pyxis's refusal,

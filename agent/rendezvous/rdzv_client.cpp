@@ -21,8 +21,10 @@ namespace {
 
 constexpr auto kRetryEvery = std::chrono::milliseconds(250);
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
-// A rendezvous challenges at once: a listener silent this long is something else.
-constexpr auto kChallengeWait = std::chrono::milliseconds(2000);
+// A rendezvous accepts and challenges at once: a port that neither refuses nor
+// answers this long (a firewall dropping, a listener of something else) is
+// passed by for now. Above one SYN retransmission (1 s).
+constexpr auto kChallengeWait = std::chrono::milliseconds(3000);
 
 // MASTER_ADDR is normally an address; NodeAddr may also be a name the admin
 // chose for the node's interface.
@@ -102,6 +104,7 @@ void RdzvClient::try_connect() {
     return next_port();
   }
   connecting_fd_ = fd;
+  challenge_due_ = Clock::now() + kChallengeWait;
 }
 
 void RdzvClient::on_connected(std::uint32_t) {
@@ -250,21 +253,7 @@ void RdzvClient::tick() {
   graveyard_.clear();
   if (done_) return;
   const auto now = Clock::now();
-  if (!welcomed_) {
-    if (now > deadline_) {
-      const auto route = route_to(config_.coordinator_addr);
-      const std::string via = route ? " via " + route->interface + " (from " + route->source_address + ")" : "";
-      return lost("node " + std::to_string(config_.node_rank) + " (" + config_.host +
-                  ") cannot reach the rendezvous on node 0 at " + config_.coordinator_addr + ports_text() + via +
-                  ": " + last_error_ + " (" + std::to_string(tries_) +
-                  " tries in " + std::to_string(config_.rdzv_timeout.count() / 1000) +
-                  " s); check that node 0's agent started and that the port is open between compute nodes");
-    }
-    if (conn_ && !challenge_ && now > challenge_due_)  // connected, but not to a rendezvous
-      conn_->close("no rendezvous challenge within " + seconds_text(kChallengeWait));
-    if (!conn_ && connecting_fd_ < 0 && now >= next_try_) try_connect();
-    return;
-  }
+  if (!welcomed_) return tick_looking(now);
   if (now - last_heartbeat_ >= kHeartbeatEvery) {
     last_heartbeat_ = now;
     send(rdzv::Heartbeat{}.to_message());
@@ -272,6 +261,30 @@ void RdzvClient::tick() {
   if (now - last_seen_ > config_.heartbeat_timeout)
     lost("no heartbeat from the rendezvous on node 0 (" + config_.coordinator_addr + ") for " +
          std::to_string(config_.heartbeat_timeout.count() / 1000) + " s (node 0 down or network cut?)");
+}
+
+// Not yet in: give up at the rendezvous timeout, pass by a port that neither
+// refuses nor challenges, try the next.
+void RdzvClient::tick_looking(Clock::time_point now) {
+  if (now > deadline_) {
+    const auto route = route_to(config_.coordinator_addr);
+    const std::string via = route ? " via " + route->interface + " (from " + route->source_address + ")" : "";
+    return lost("node " + std::to_string(config_.node_rank) + " (" + config_.host +
+                ") cannot reach the rendezvous on node 0 at " + config_.coordinator_addr + ports_text() + via + ": " +
+                last_error_ + " (" + std::to_string(tries_) + " tries in " +
+                std::to_string(config_.rdzv_timeout.count() / 1000) +
+                " s); check that node 0's agent started and that the port is open between compute nodes");
+  }
+  if (connecting_fd_ >= 0 && now > challenge_due_) {  // SYNs dropped: a firewall, or node 0 swamped
+    loop_.remove(connecting_fd_);
+    ::close(connecting_fd_);
+    connecting_fd_ = -1;
+    last_error_ = "port " + std::to_string(port()) + ": no answer within " + seconds_text(kChallengeWait);
+    next_port();
+  }
+  if (conn_ && !challenge_ && now > challenge_due_)  // connected, but not to a rendezvous
+    conn_->close("no rendezvous challenge within " + seconds_text(kChallengeWait));
+  if (!conn_ && connecting_fd_ < 0 && now >= next_try_) try_connect();
 }
 
 void RdzvClient::report_failure(const Failure& failure) { send(rdzv::Fail{failure}.to_message()); }

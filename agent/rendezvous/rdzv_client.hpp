@@ -72,6 +72,7 @@ class RdzvClient {
  private:
   using Clock = std::chrono::steady_clock;
   void try_connect();
+  void tick_looking(Clock::time_point now);
   void next_port();  // the current one was not this step's rendezvous
   std::uint16_t port() const { return config_.coordinator_ports[port_index_]; }
   std::string ports_text() const;  // where it looked, for the message when it gives up

@@ -36,7 +36,9 @@ expect_eq "$(grep -c "a launcher" <<<"$ERR")" "1" "reported once, not per node"
 run env LOCAL_RANK=0 srun -N1 --ddp=cpu true
 expect_in "$ERR" "ddp: LOCAL_RANK is already set" "LOCAL_RANK already set"
 
-# MASTER_PORT taken on node 0: said before any worker starts.
+# MASTER_PORT taken on node 0 by a process that is not a slurm-ddp step: the
+# user's own --ddp-port is never moved, so said before any worker starts,
+# naming the holder.
 port=24999
 "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" 0 \
   "$PYTHON" -c "import socket,time; s=socket.socket(); s.bind(('$(node_addr "$CLUSTER_NAME-n0")', $port)); s.listen(); time.sleep(20)" &
@@ -45,7 +47,7 @@ trap 'kill $holder 2>/dev/null || true' EXIT
 sleep 1
 run srun -N2 --ddp=cpu --ddp-port=$port true
 expect_failure "--ddp-port in use"
-expect_in "$ERR" "root cause: MASTER_PORT $port is already in use on node 0" "port in use message"
+expect_in "$ERR" "root cause: MASTER_PORT $port (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (user root (uid 0), listening)" "port in use message"
 kill $holder 2>/dev/null || true
 
 # A failing worker: srun's exit code is the worker's, and the root cause names

@@ -109,6 +109,18 @@ sed -i "s|agent=[^ ]*|agent=/nonexistent/ddp-agent|" "$plugstack"
 run srun -N1 --ddp=cpu true
 expect_failure "missing agent"
 expect_in "$ERR" "ddp: cannot execute the agent /nonexistent/ddp-agent: No such file or directory; install ddp-agent there or set agent=PATH" "missing agent"
+# A PortRange inside the kernel's ephemeral ports works, and node 0's slurmd
+# log tells the admin (the user cannot fix it).
+restore
+ephemeral=$("$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" 0 \
+  cat /proc/sys/net/ipv4/ip_local_port_range | awk '{print $1}')
+sed -i "s/^PortRange=[0-9-]*/PortRange=$ephemeral-$((ephemeral + 15))/" "$config"
+run srun -N1 --ddp=cpu true
+expect_rc 0 "a PortRange inside the ephemeral ports still works"
+expect_not_in "$ERR" "ephemeral" "the user is not told what only the admin can fix"
+grep -q "ddp: PortRange=$ephemeral-$((ephemeral + 15)) overlaps the kernel's ephemeral ports" \
+  "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log" || fail "node 0's slurmd log does not name the overlap"
+
 restore
 run srun -N2 --ddp=cpu true
 expect_rc 0 "restored config works again"
