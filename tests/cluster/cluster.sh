@@ -151,6 +151,10 @@ JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
 SchedulerType=sched/backfill
+# Heterogeneous jobs are started by the backfill scheduler alone, every
+# bf_interval (30 s by default): each second here, so a test's het job does
+# not wait half a minute for it.
+SchedulerParameters=bf_interval=1
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 # The nodes declare more CPUs than this machine has; trust the config.
