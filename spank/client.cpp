@@ -106,10 +106,9 @@ std::vector<std::string> sbatch_directives(const std::vector<std::string>& words
 // check_no_kill and doc/node-loss.md). srun refuses without --no-kill: its
 // command line is all there is. sbatch and salloc only warn: the job's
 // --no-kill may come from places this process does not see (a cli_filter).
-bool check_no_kill_here() {
+bool check_no_kill_here(std::vector<std::string> words) {
   const auto& request = state().request;
   if (request.spares == 0 && !request.min_nodes) return true;
-  auto words = own_words();
   if (spank_context() == S_CTX_LOCAL) {
     const auto ok = check_no_kill(request, asks_no_kill(words) || std::getenv("SLURM_NO_KILL"));
     if (!ok) error(ok.error());
@@ -131,8 +130,7 @@ bool check_no_kill_here() {
 // could read it, so sbatch says it, reading what it was given: its command
 // line, SBATCH_SIGNAL, the script's #SBATCH lines (in Slurm's order). A
 // warning: scancel --signal=USR1 (preempting by hand) still works.
-void check_requeue_signal_here() {
-  const auto words = own_words();
+void check_requeue_signal_here(const std::vector<std::string>& words) {
   if (words.empty() || std::filesystem::path(words[0]).filename() != "sbatch") return;
   auto signal = signal_option(words);
   if (!signal && std::getenv("SBATCH_SIGNAL")) signal = std::getenv("SBATCH_SIGNAL");
@@ -163,8 +161,9 @@ int client_init_post_opt(spank_t) {
     error(*state().args_error + " (ask the admin to fix the spank_ddp.so line in plugstack.conf)");
     return -1;
   }
-  if (state().request.active() && !check_no_kill_here()) return -1;
-  if (state().request.active() && spank_context() == S_CTX_ALLOCATOR) check_requeue_signal_here();
+  const auto words = state().request.active() ? own_words() : std::vector<std::string>{};
+  if (state().request.active() && !check_no_kill_here(words)) return -1;
+  if (state().request.active() && spank_context() == S_CTX_ALLOCATOR) check_requeue_signal_here(words);
   if (spank_context() != S_CTX_LOCAL || !state().request.active()) return 0;
   if (state().request.requeue.value_or(false))
     if (auto ok = check_requeue_possible(); !ok) {

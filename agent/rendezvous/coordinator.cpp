@@ -58,7 +58,7 @@ CoordinatorConfig CoordinatorConfig::for_plan(const NodePlan& plan, std::string 
     cc.claim_master_port = [addr = cc.master_addr, first = plan.master_port,
                             fixed = plan.master_port_fixed](std::uint32_t attempt) {
       const std::uint16_t port = attempt == 0 || fixed ? first : free_port(addr);
-      return claim_first_free("MASTER_PORT", {port, port}, {port}, addr, true);
+      return claim_first_free("MASTER_PORT", {port, port}, {port}, addr, fixed);
     };
   else
     cc.claim_master_port = [plan, addr = cc.master_addr](std::uint32_t attempt) {

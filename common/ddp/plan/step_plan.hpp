@@ -105,10 +105,12 @@ struct StepPlan {
 Result<StepPlan> plan_step(const StepFacts& facts, const Settings& settings, const DdpRequest& request,
                            const std::string& master_addr, const NodeHardware& hardware);
 
-// MASTER_PORT of attempt 0: the user's --ddp-port, else derived from the step.
+// MASTER_PORT of attempt 0: the user's --ddp-port, else where node 0's search
+// starts (derived from the step; ports.hpp).
 std::uint16_t first_master_port(const DdpRequest& request, const Settings& settings, const StepFacts& facts);
 
-// The agents' rendezvous port on node 0: slot 0 of the step (derive_rdzv_port),
+// Where the search for the agents' rendezvous port on node 0 starts (node 0
+// claims the first free one: ports.hpp): slot 0 of the step (derive_rdzv_port),
 // unless --ddp-port chose that very port for MASTER_PORT; then the step's slot
 // 1, attempt 0's derived MASTER_PORT, which no attempt uses when --ddp-port
 // fixes MASTER_PORT. Slots 0 and 1 are neighbours, so it differs from

@@ -39,7 +39,7 @@ struct NodePlan {
   std::uint32_t array_job_id = 0;   // an array task's array id, else 0 (scontrol_job_name)
   std::uint32_t array_task_id = 0;
   PortRange port_range{20000, 29999};
-  std::uint16_t rdzv_port = 0;                // the agents' rendezvous on node 0 (never MASTER_PORT)
+  std::uint16_t rdzv_port = 0;                // where the search for the agents' rendezvous on node 0 starts (ports.hpp)
   std::string master_interface;               // node 0's agent sets MASTER_ADDR to its address here ("" = NodeAddr)
   std::uint32_t rdzv_timeout_ms = 60000;      // every node must arrive within this
   std::uint32_t heartbeat_timeout_ms = 5000;  // a silent node is declared lost after this
