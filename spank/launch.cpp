@@ -41,16 +41,20 @@ void check_port_range(const NodePlan& plan) {
 // another step holds is an error, not a move: the agent shape moves past it.
 Status claim_task_master_port(const NodePlan& plan) {
   if (plan.node_rank != 0) return Ok{};
-  auto claim = claim_first_free("MASTER_PORT", plan.port_range, {plan.master_port}, plan.master_addr, true);
-  if (!claim) {
-    if (plan.master_port_fixed) return fail(claim.error());
-    return fail("MASTER_PORT " + std::to_string(plan.master_port) +
-                " (derived from the job and step ids) is taken on node 0: " + claim.error() +
-                "; with several tasks per node every node derives it alone and cannot move past it: run one "
-                "task per node (the agent shape picks a free port on node 0)");
+  if (plan.master_port_fixed) {
+    auto claim = claim_first_free("MASTER_PORT", plan.port_range, {plan.master_port}, plan.master_addr, true);
+    if (!claim) return fail(claim.error());
+    PortClaim held = std::move(claim).value();
+    held.keep_across_exec();
+    return Ok{};
   }
-  PortClaim held = std::move(claim).value();
-  held.keep_across_exec();
+  auto outcome = claim_port(plan.master_port, plan.master_addr);
+  if (auto* refused = std::get_if<PortRefusal>(&outcome))
+    return fail("MASTER_PORT " + std::to_string(plan.master_port) + " (derived from the job and step ids) is in use "
+                "on node 0 by " + describe_holder(*refused) +
+                "; with several tasks per node every node derives it alone and cannot move past it: run one task "
+                "per node (node 0's agent then picks a free port), or choose one with --ddp-port=PORT");
+  std::get<PortClaim>(outcome).keep_across_exec();
   return Ok{};
 }
 

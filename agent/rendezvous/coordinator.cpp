@@ -218,7 +218,9 @@ void Coordinator::start_attempt() {
   }
   cause_.reset();
   phase_ = Phase::Running;
-  // The earlier attempt's port goes back once this one's is claimed.
+  // The earlier attempt's port goes back first: its workers are stopped, and
+  // with --ddp-port it is this attempt's too.
+  master_claim_ = PortClaim{};
   auto claim = config_.claim_master_port(attempt_);
   if (!claim) return finish_setup(claim.error());
   master_claim_ = std::move(claim).value();

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -82,11 +83,13 @@ void RdzvClient::try_connect() {
   const auto addr = resolve(config_.coordinator_addr);
   if (!addr) {
     last_error_ = addr.error();
+    next_try_ = Clock::now() + kRetryEvery;
     return;
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     last_error_ = std::string("socket(): ") + std::strerror(errno);
+    next_try_ = Clock::now() + kRetryEvery;
     return;
   }
   sockaddr_in to{};
@@ -104,7 +107,7 @@ void RdzvClient::try_connect() {
     return next_port();
   }
   connecting_fd_ = fd;
-  challenge_due_ = Clock::now() + kChallengeWait;
+  challenge_due_ = give_port_until(Clock::now());
 }
 
 void RdzvClient::on_connected(std::uint32_t) {
@@ -128,7 +131,7 @@ void RdzvClient::on_connected(std::uint32_t) {
   server_nonce_.clear();
   client_nonce_.clear();
   challenge_.reset();
-  challenge_due_ = Clock::now() + kChallengeWait;
+  challenge_due_ = give_port_until(Clock::now());
   conn_ = std::make_unique<Connection>(
       loop_, fd, [this](const rdzv::Message& m) { on_message(m); }, [this](const std::string& why) { on_close(why); });
 }
@@ -136,7 +139,16 @@ void RdzvClient::on_connected(std::uint32_t) {
 // On to the next port (back to the first after a pause, once all were tried).
 void RdzvClient::next_port() {
   port_index_ = (port_index_ + 1) % config_.coordinator_ports.size();
+  if (port_index_ == 0) ++rounds_;
   next_try_ = port_index_ == 0 ? Clock::now() + kRetryEvery : Clock::now();
+}
+
+// How long a port may neither refuse nor challenge: with one port, as long as
+// the rendezvous lasts (it is node 0's, or nothing); with several, kChallengeWait,
+// doubled each round (up to 4x) so a swamped node 0 is waited for in the end.
+std::optional<RdzvClient::Clock::time_point> RdzvClient::give_port_until(Clock::time_point from) const {
+  if (config_.coordinator_ports.size() < 2) return std::nullopt;
+  return from + kChallengeWait * (1 << std::min(rounds_, 2));
 }
 
 void RdzvClient::send(const rdzv::Message& m) {
@@ -152,11 +164,16 @@ void RdzvClient::on_message(const rdzv::Message& m) {
 }
 
 void RdzvClient::on_handshake(const rdzv::Message& m) {
+  // Until a CHALLENGE names this step's run, the port may be anything's (a
+  // neighbour's, another program's): what it says is no reason to give up.
+  const auto pass_by = [&](const std::string& why) { conn_->close("not a rendezvous (" + why + ")"); };
   if (m.verb == "CHALLENGE") {
     auto challenge = rdzv::Challenge::from_message(m);
+    if (!challenge && !challenge_) return pass_by("malformed CHALLENGE: " + challenge.error());
     if (!challenge) return lost("malformed CHALLENGE from the rendezvous on node 0: " + challenge.error());
     return on_challenge(*challenge);
   }
+  if (!challenge_) return pass_by(printable(m.verb, 40) + " before any CHALLENGE");
   if (m.verb == "WELCOME") {
     auto welcome = rdzv::Welcome::from_message(m);
     if (!welcome) return lost("malformed WELCOME from the rendezvous on node 0: " + welcome.error());
@@ -189,10 +206,12 @@ void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
   // One challenge per connection: answering a second would let the peer
   // collect MACs over nonces of its choosing.
   if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
-  if (!rdzv::check_nonce(challenge.nonce)) return lost("malformed CHALLENGE from the rendezvous on node 0");
-  if (challenge.run != config_.run_id) {  // a neighbour step's rendezvous: say so, and look on
+  if (challenge.run != config_.run_id || !rdzv::check_nonce(challenge.nonce)) {
+    // A neighbour step's rendezvous (or not one at all): say so, and look on.
+    // Sending may end the connection (the peer left): on_close has then run.
     send(rdzv::Elsewhere{config_.run_id}.to_message());
-    return conn_->close("the rendezvous of another step (" + printable(challenge.run, 40) + ")");
+    if (conn_) conn_->close("the rendezvous of another step (" + printable(challenge.run, 40) + ")");
+    return;
   }
   challenge_ = challenge;
   server_nonce_ = challenge.nonce;
@@ -275,15 +294,15 @@ void RdzvClient::tick_looking(Clock::time_point now) {
                 std::to_string(config_.rdzv_timeout.count() / 1000) +
                 " s); check that node 0's agent started and that the port is open between compute nodes");
   }
-  if (connecting_fd_ >= 0 && now > challenge_due_) {  // SYNs dropped: a firewall, or node 0 swamped
+  const bool overdue = challenge_due_ && now > *challenge_due_;
+  if (connecting_fd_ >= 0 && overdue) {  // SYNs dropped: a firewall, or node 0 swamped
     loop_.remove(connecting_fd_);
     ::close(connecting_fd_);
     connecting_fd_ = -1;
-    last_error_ = "port " + std::to_string(port()) + ": no answer within " + seconds_text(kChallengeWait);
+    last_error_ = "port " + std::to_string(port()) + ": no answer";
     next_port();
   }
-  if (conn_ && !challenge_ && now > challenge_due_)  // connected, but not to a rendezvous
-    conn_->close("no rendezvous challenge within " + seconds_text(kChallengeWait));
+  if (conn_ && !challenge_ && overdue) conn_->close("no rendezvous challenge");  // connected, but not to a rendezvous
   if (!conn_ && connecting_fd_ < 0 && now >= next_try_) try_connect();
 }
 

@@ -74,6 +74,7 @@ class RdzvClient {
   void try_connect();
   void tick_looking(Clock::time_point now);
   void next_port();  // the current one was not this step's rendezvous
+  std::optional<Clock::time_point> give_port_until(Clock::time_point from) const;
   std::uint16_t port() const { return config_.coordinator_ports[port_index_]; }
   std::string ports_text() const;  // where it looked, for the message when it gives up
   void on_connected(std::uint32_t events);
@@ -96,8 +97,10 @@ class RdzvClient {
   std::optional<rdzv::Challenge> challenge_;  // this connection's
   bool welcomed_ = false, done_ = false;
   Clock::time_point deadline_, next_try_, last_seen_, last_heartbeat_;
-  Clock::time_point challenge_due_;  // a connection that has not challenged by then is not a rendezvous
+  // A port that has neither refused nor challenged by then is passed by.
+  std::optional<Clock::time_point> challenge_due_;
   std::size_t port_index_ = 0;
+  int rounds_ = 0;  // times every port was tried
   int tries_ = 0;
   std::string last_error_ = "not tried yet";
 };

@@ -5,8 +5,8 @@
 # is already in use"). Each step's rank 0 binds MASTER_PORT the way PyTorch's
 # TCPStore does and holds it while the other steps run; rank 1 fails the first
 # attempt, so every step restarts once on a new MASTER_PORT. Node 0's agents
-# claim each port (ddp/node/port_claim.hpp): every step ends 0, and no port
-# is held by two steps at once.
+# claim each port (ddp/node/port_claim.hpp): every step ends 0, and the six
+# held six rendezvous ports and six MASTER_PORTs at one time.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 config=${1:?path to the site config named in plugstack.conf}
@@ -15,12 +15,14 @@ trap 'printf "%s\n" "$good" >"$config"; cleanup_work' EXIT
 sed -i 's/^PortRange=[0-9-]*/PortRange=23100-23115/' "$config"
 grep -q '^PortRange=23100-23115' "$config" || fail "the test could not set PortRange in $config"
 
-# Rank 0 binds MASTER_PORT (SO_REUSEADDR, listening, as TCPStore) and holds it
-# 8 s; a bind that fails is a collision. Rank 1 fails attempt 0 after 1 s.
+# Rank 0 binds MASTER_PORT (SO_REUSEADDR, listening, as TCPStore); a bind
+# that fails is a collision. Rank 1 fails attempt 0 after 1 s. In attempt 1
+# rank 0 holds its port until all six steps hold theirs (a file each in
+# STEPS_DIR), so every port asserted distinct below was held at one time.
 worker=$(cat <<'PY'
-import os, socket, sys, time
+import glob, os, socket, sys, time
 rank, attempt = int(os.environ["RANK"]), int(os.environ["TORCHELASTIC_RESTART_COUNT"])
-port = int(os.environ["MASTER_PORT"])
+port, steps = int(os.environ["MASTER_PORT"]), os.environ["STEPS_DIR"]
 if rank == 0:
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -31,18 +33,22 @@ if rank == 0:
         sys.exit(3)
     s.listen()
     print(f"attempt {attempt} holds MASTER_PORT {port}", flush=True)
-    time.sleep(8)
+    if attempt == 1:
+        open(f"{steps}/holding.{os.environ['SLURM_STEP_ID']}", "w").close()
+        deadline = time.time() + 90
+        while len(glob.glob(f"{steps}/holding.*")) < 6 and time.time() < deadline:
+            time.sleep(0.2)
+        print(f"held while {len(glob.glob(f'{steps}/holding.*'))} steps held theirs", flush=True)
+    time.sleep(1)
 elif attempt == 0:
     time.sleep(1)
     sys.exit(1)
-else:
-    time.sleep(8)
 PY
 )
 out=$WORK/steps
 mkdir -p "$out"
 set +e
-timeout 150 salloc -N2 --ddp=cpu bash -c '
+STEPS_DIR=$WORK/steps timeout 150 salloc -N2 --ddp=cpu bash -c '
   for i in 1 2 3 4 5 6; do
     { srun --overlap -N2 --ntasks-per-node=1 --ddp-restarts=1 --ddp-verbose '"$PYTHON"' -c "$0" \
         >"$1/$i.out" 2>"$1/$i.err"; echo $? >"$1/$i.rc"; } &
@@ -68,6 +74,9 @@ expect_eq "$collisions" "0" "collisions among six concurrent steps on shared nod
 expect_eq "$failed" "0" "steps that did not exit 0"
 expect_eq "$(printf '%s\n' "${rdzv_of[@]}" | sort -u | wc -l)" "6" "six rendezvous ports, one per step"
 expect_eq "$(grep -l "attempt 1 holds MASTER_PORT" "$out"/*.out | wc -l)" "6" "six steps restarted on a MASTER_PORT they held"
+expect_eq "$(grep -l "held while 6 steps held theirs" "$out"/*.out | wc -l)" "6" "all six held their ports at one time"
+expect_eq "$(sed -n 's/.*attempt 1 holds MASTER_PORT //p' "$out"/*.out | sort -u | wc -l)" "6" \
+  "six MASTER_PORTs held at one time"
 # Every port inside the range.
 for port in $(sed -n 's/.*holds MASTER_PORT \([0-9]*\).*/\1/p' "$out"/*.out) "${rdzv_of[@]}"; do
   ((port >= 23100 && port <= 23115)) || fail "port $port is outside PortRange=23100-23115"

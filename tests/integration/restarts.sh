@@ -18,6 +18,14 @@ p1=$(sed -n 's/^attempt=1 .*port=\([0-9]*\).*/\1/p' <<<"$OUT" | sort -u)
 [[ -n $p0 && -n $p1 && $p0 != "$p1" ]] || fail "MASTER_PORT must change between attempts (got '$p0' and '$p1')"
 expect_eq "$(grep -c 'final step=10' <<<"$OUT")" "6" "training finished in attempt 1"
 
+# --ddp-port: the user's MASTER_PORT in every attempt (node 0 gives the
+# attempt's claim back before it claims the next).
+rm -f "$snap"/*
+run srun -N2 --ddp=cpu --ddp-procs=2 --ddp-port=24777 --ddp-restarts=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$snap"
+expect_rc 0 "a restart with --ddp-port"
+expect_eq "$(sed -n 's/^attempt=\([01]\) .*port=\([0-9]*\).*/\1 \2/p' <<<"$OUT" | sort -u | tr '\n' ' ')" \
+  "0 24777 1 24777 " "both attempts on the user's port"
+
 # Without restarts left the job ends with the failure.
 rm -f "$snap"/*
 run srun -N2 --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$snap"

@@ -20,7 +20,13 @@
 using namespace ddp;
 
 namespace {
-constexpr PortRange kSixteen{61300, 61315};
+// 40 ports of this run's own in 10000-29999 (below the ephemeral ports).
+std::uint16_t base() {
+  static const auto first = std::uint16_t(10000 + ::getpid() % 500 * 40);
+  return first;
+}
+PortRange sixteen() { return {base(), std::uint16_t(base() + 15)}; }
+std::string text(PortRange r) { return std::to_string(r.first) + "-" + std::to_string(r.last); }
 }  // namespace
 
 // Property: whatever the range, start and limit, the candidates are distinct,
@@ -45,22 +51,30 @@ END_TEST
 
 START_TEST(a_fixed_port_is_the_only_candidate) {
   NodePlan plan;
-  plan.port_range = kSixteen;
+  plan.port_range = {20000, 20015};
   plan.master_port = 29500;
   plan.master_port_fixed = true;
   ck_assert(master_port_candidates(plan, 3) == std::vector<std::uint16_t>{29500});
   plan.master_port_fixed = false;
-  plan.master_port = 61302;
+  plan.master_port = 20002;
   ck_assert_uint_eq(master_port_candidates(plan, 0).size(), 16);
-  plan.rdzv_port = 61310;
-  ck_assert_uint_eq(rdzv_candidates(plan).front(), 61310);
+  plan.rdzv_port = 20010;
+  ck_assert_uint_eq(rdzv_candidates(plan).front(), 20010);
+  ck_assert_uint_eq(rdzv_candidates(plan).size(), 16);
+  // --ddp-port inside the range is the workers': never the rendezvous's.
+  plan.master_port = 20011;
+  plan.master_port_fixed = true;
+  const auto rdzv = rdzv_candidates(plan);
+  ck_assert_uint_eq(rdzv.size(), 15);
+  ck_assert(std::find(rdzv.begin(), rdzv.end(), 20011) == rdzv.end());
 }
 END_TEST
 
 // Property, on real claims: steps arriving in random order on one node 0 with
 // a 16-port range, each claiming its rendezvous port, then MASTER_PORT per
 // attempt (a restart claims the next before it lets the last go), ending at
-// random. No port is ever held by two steps; a step finds its rendezvous port
+// random; a quarter of them with --ddp-port (a restart gives its port back and
+// claims it again). No port is ever held by two steps; a step finds its rendezvous port
 // among the candidates its other nodes try; a step that finds the range full
 // gets the error naming it, never a port another step holds.
 START_TEST(steps_sharing_node_0_never_share_a_port) {
@@ -74,23 +88,28 @@ START_TEST(steps_sharing_node_0_never_share_a_port) {
   int refused = 0;
   for (int event = 0; event < 3000; ++event) {
     const auto action = random() % 3;
+    const PortRange range = sixteen();
     if (action == 0 || live.empty()) {  // a step starts
       Step s;
-      s.plan.port_range = kSixteen;
+      s.plan.port_range = range;
       s.plan.job_id = std::uint32_t(random() % 50);
       s.plan.step_id = std::uint32_t(random() % 4);
-      s.plan.rdzv_port = derive_rdzv_port(kSixteen, s.plan.job_id, s.plan.step_id);
-      s.plan.master_port = derive_port(kSixteen, s.plan.job_id, s.plan.step_id, 0);
-      auto rdzv = claim_first_free("the rendezvous port", kSixteen, rdzv_candidates(s.plan), std::nullopt);
+      s.plan.rdzv_port = derive_rdzv_port(range, s.plan.job_id, s.plan.step_id);
+      s.plan.master_port = derive_port(range, s.plan.job_id, s.plan.step_id, 0);
+      s.plan.master_port_fixed = random() % 4 == 0;
+      if (s.plan.master_port_fixed) s.plan.master_port = std::uint16_t(range.first + random() % 16);
+      auto rdzv = claim_first_free("the rendezvous port", range, rdzv_candidates(s.plan), std::nullopt);
       if (!rdzv) {
         ++refused;
-        CK_CONTAINS(rdzv.error(), "PortRange=61300-61315 (16 ports)");
+        CK_CONTAINS(rdzv.error(), "PortRange=" + text(range) + " (16 ports)");
         continue;
       }
-      auto master = claim_first_free("MASTER_PORT", kSixteen, master_port_candidates(s.plan, 0), std::nullopt);
+      auto master = claim_first_free("MASTER_PORT", range, master_port_candidates(s.plan, 0), std::nullopt,
+                                     s.plan.master_port_fixed);
       if (!master) {
         ++refused;
-        CK_CONTAINS(master.error(), "PortRange=61300-61315 (16 ports)");
+        CK_CONTAINS(master.error(), s.plan.master_port_fixed ? "(--ddp-port) is in use on node 0 by another "
+                                                               "slurm-ddp step" : "(16 ports)");
         continue;
       }
       s.rdzv = std::move(rdzv).value();
@@ -102,16 +121,24 @@ START_TEST(steps_sharing_node_0_never_share_a_port) {
       auto it = std::next(live.begin(), long(random() % live.size()));
       if (action == 1) {
         live.erase(it);  // the step ends: its claims go with it
-      } else {           // a restart
+      } else {           // a restart, as Coordinator::start_attempt does it
         Step& s = it->second;
-        auto next = claim_first_free("MASTER_PORT", kSixteen, master_port_candidates(s.plan, ++s.attempt), std::nullopt);
-        if (next) s.master = std::move(next).value();
+        s.master = PortClaim{};
+        auto next = claim_first_free("MASTER_PORT", range, master_port_candidates(s.plan, ++s.attempt), std::nullopt,
+                                     s.plan.master_port_fixed);
+        if (!next) {  // only when a neighbour took the range's last port meanwhile, never a fixed one's own
+          ck_assert(!s.plan.master_port_fixed);
+          live.erase(it);
+          continue;
+        }
+        s.master = std::move(next).value();
       }
     }
     std::set<std::uint16_t> held;
     for (const auto& [id, s] : live) {
       ck_assert(held.insert(s.rdzv.port()).second);
       ck_assert(held.insert(s.master.port()).second);
+      if (s.plan.master_port_fixed) ck_assert_uint_eq(s.master.port(), s.plan.master_port);
     }
     ck_assert_uint_le(held.size(), 16);
   }
@@ -120,9 +147,9 @@ START_TEST(steps_sharing_node_0_never_share_a_port) {
 END_TEST
 
 START_TEST(a_claimed_port_names_its_holder) {
-  auto mine = claim_port(61320, std::nullopt);
+  auto mine = claim_port(std::uint16_t(base() + 20), std::nullopt);
   ck_assert(std::holds_alternative<PortClaim>(mine));
-  auto again = claim_port(61320, std::nullopt);
+  auto again = claim_port(std::uint16_t(base() + 20), std::nullopt);
   ck_assert(std::holds_alternative<PortRefusal>(again));
   ck_assert(std::get<PortRefusal>(again).holder == PortRefusal::Holder::SlurmDdpStep);
   CK_STR_EQ(std::get<PortRefusal>(again).who, "this step");
@@ -131,20 +158,20 @@ START_TEST(a_claimed_port_names_its_holder) {
   ck_assert_int_eq(::pipe(ready), 0);
   const pid_t child = ::fork();
   if (child == 0) {
-    auto held = claim_port(61321, std::nullopt);
+    auto held = claim_port(std::uint16_t(base() + 21), std::nullopt);
     [[maybe_unused]] auto w = ::write(ready[1], "x", 1);
     ::pause();
     ::_exit(0);
   }
   char c;
   ck_assert_int_eq(::read(ready[0], &c, 1), 1);
-  auto theirs = claim_port(61321, std::nullopt);
+  auto theirs = claim_port(std::uint16_t(base() + 21), std::nullopt);
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   ck_assert(std::holds_alternative<PortRefusal>(theirs));
   CK_CONTAINS(std::get<PortRefusal>(theirs).who, "pid " + std::to_string(child) + ", user ");
   // Its holder gone, the port is free again: nothing to clean up.
-  ck_assert(std::holds_alternative<PortClaim>(claim_port(61321, std::nullopt)));
+  ck_assert(std::holds_alternative<PortClaim>(claim_port(std::uint16_t(base() + 21), std::nullopt)));
   ::close(ready[0]);
   ::close(ready[1]);
 }
@@ -154,21 +181,23 @@ START_TEST(a_port_another_process_listens_on_is_passed_and_named) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
-  addr.sin_port = htons(61330);
+  const auto port = std::uint16_t(base() + 30);
+  addr.sin_port = htons(port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ck_assert_int_eq(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ck_assert_int_eq(::listen(fd, 1), 0);
-  auto refused = claim_port(61330, "127.0.0.1");
+  auto refused = claim_port(port, "127.0.0.1");
   ck_assert(std::holds_alternative<PortRefusal>(refused));
   ck_assert(std::get<PortRefusal>(refused).holder == PortRefusal::Holder::OtherProcess);
   CK_CONTAINS(std::get<PortRefusal>(refused).who, ", listening");
   // The search moves past it; the user's own choice says who has it.
-  auto next = claim_first_free("MASTER_PORT", {61330, 61331}, {61330, 61331}, "127.0.0.1");
+  const auto after = std::uint16_t(port + 1);
+  auto next = claim_first_free("MASTER_PORT", {port, after}, {port, after}, "127.0.0.1");
   ck_assert(next.ok());
-  ck_assert_uint_eq(next.value().port(), 61331);
-  auto chosen = claim_first_free("MASTER_PORT", {61330, 61330}, {61330}, "127.0.0.1", true);
-  CK_CONTAINS(chosen.error(), "MASTER_PORT 61330 (--ddp-port) is in use on node 0 by a process that is not a "
-                              "slurm-ddp step (user ");
+  ck_assert_uint_eq(next.value().port(), after);
+  auto chosen = claim_first_free("MASTER_PORT", {port, port}, {port}, "127.0.0.1", true);
+  CK_CONTAINS(chosen.error(), "MASTER_PORT " + std::to_string(port) +
+                                  " (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (user ");
   CK_CONTAINS(chosen.error(), "choose another port with --ddp-port=PORT");
   ::close(fd);
 }

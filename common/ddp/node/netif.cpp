@@ -104,18 +104,4 @@ std::uint16_t free_port(const std::string& ipv4_address) {
   return ntohs(addr.sin_port);
 }
 
-Status check_master_port_free(const std::string& node0_address, std::uint16_t port) {
-  if (const auto free = tcp_port_free(node0_address, port); free && !*free)
-    return fail("MASTER_PORT " + std::to_string(port) + " is already in use on node 0 (" + node0_address +
-                "), probably by another job; choose a free port with --ddp-port=PORT");
-  return Ok{};
-}
-
-Status check_rdzv_port_free(const std::string& node0_address, std::uint16_t port) {
-  if (const auto free = tcp_port_free(node0_address, port); free && !*free)
-    return fail("the rendezvous port " + std::to_string(port) + " (derived from PortRange) is already in use on node 0 (" +
-                node0_address + "), probably by another job; ask the admin to widen PortRange");
-  return Ok{};
-}
-
 }  // namespace ddp

@@ -31,15 +31,4 @@ Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port);
 // (standalone runs, like torchrun --standalone). 0 when none could be found.
 std::uint16_t free_port(const std::string& ipv4_address);
 
-// The two ports node 0 must find free before workers start (racy by nature:
-// these catch the common case, another job holding the port, not a bind
-// race; when the check itself fails they pass and the workers will tell).
-// MASTER_PORT: worker rank 0 listens on it; taken, it would surface as an
-// EADDRINUSE deep inside PyTorch. Checked by node 0's coordinator before each
-// attempt (agent shape) or by the plugin on node 0 (task shape).
-Status check_master_port_free(const std::string& node0_address, std::uint16_t port);
-// The agents' rendezvous port, derived from PortRange: checked by the plugin
-// on node 0 before it starts the agent.
-Status check_rdzv_port_free(const std::string& node0_address, std::uint16_t port);
-
 }  // namespace ddp

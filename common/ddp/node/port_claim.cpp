@@ -72,7 +72,8 @@ void PortClaim::keep_across_exec() {
   fd_ = -1;
 }
 
-std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::optional<std::string>& tcp_address) {
+std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::optional<std::string>& tcp_address,
+                                                bool name_holder) {
   using Holder = PortRefusal::Holder;
   socklen_t length = 0;
   const sockaddr_un addr = claim_address(port, length);
@@ -81,18 +82,19 @@ std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::o
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), length) != 0) {
     const int err = errno;
     ::close(fd);
-    if (err == EADDRINUSE) return PortRefusal{port, Holder::SlurmDdpStep, claim_holder(port)};
+    if (err == EADDRINUSE) return PortRefusal{port, Holder::SlurmDdpStep, name_holder ? claim_holder(port) : ""};
     return PortRefusal{port, Holder::Unknown, std::string("claim: ") + std::strerror(err)};
   }
-  // Listening only so that a step turned away can ask who holds it; nothing
-  // is ever accepted (the kernel keeps a handful of such askers queued).
-  ::listen(fd, 4);
+  // Listening only so that a step turned away can ask who holds it. Nothing
+  // is ever accepted: each asker stays queued until the claim ends, so the
+  // queue is as long as the kernel allows; past it the holder goes unnamed.
+  ::listen(fd, SOMAXCONN);
   PortClaim claim(fd, port);
   if (tcp_address) {
     // As before claims: a check that itself fails lets the port pass (the
     // workers will say so); a port another process holds does not.
     if (const auto free = tcp_port_free(*tcp_address, port); free && !*free)
-      return PortRefusal{port, Holder::OtherProcess, tcp_port_holder(port)};
+      return PortRefusal{port, Holder::OtherProcess, name_holder ? tcp_port_holder(port) : ""};
   }
   return claim;
 }
@@ -114,7 +116,8 @@ Result<PortClaim> claim_first_free(std::string_view what, PortRange range, const
                                    const std::optional<std::string>& tcp_address, bool users_choice) {
   std::vector<PortRefusal> refusals;
   for (const auto port : candidates) {
-    auto outcome = claim_port(port, tcp_address);
+    // Naming a holder reads /proc/net/tcp: the first few are enough.
+    auto outcome = claim_port(port, tcp_address, refusals.size() < 4);
     if (auto* claim = std::get_if<PortClaim>(&outcome)) return std::move(*claim);
     refusals.push_back(std::get<PortRefusal>(outcome));
   }

@@ -48,7 +48,9 @@ class PortClaim {
 
 // Claims `port` on this node, then (with `tcp_address`) checks that a TCP
 // listener could bind it there. Either the claim, or who holds the port.
-std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::optional<std::string>& tcp_address);
+// `name_holder`: find out who holds a port it cannot have (PortRefusal::who).
+std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::optional<std::string>& tcp_address,
+                                                bool name_holder = true);
 
 // The first of `candidates` this node can claim (and bind, on `tcp_address`),
 // or the error naming the range, the holders and the fix (no_free_port).

@@ -44,7 +44,9 @@ std::vector<std::uint16_t> port_candidates(PortRange range, std::uint16_t start,
 }
 
 std::vector<std::uint16_t> rdzv_candidates(const NodePlan& plan) {
-  return port_candidates(plan.port_range, plan.rdzv_port, kRdzvCandidates);
+  auto ports = port_candidates(plan.port_range, plan.rdzv_port, kRdzvCandidates);
+  if (plan.master_port_fixed) std::erase(ports, plan.master_port);  // the user's, for the workers
+  return ports;
 }
 
 std::vector<std::uint16_t> master_port_candidates(const NodePlan& plan, std::uint32_t attempt) {

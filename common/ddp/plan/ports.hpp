@@ -32,7 +32,8 @@ std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt);
 std::vector<std::uint16_t> port_candidates(PortRange range, std::uint16_t start, std::uint32_t limit);
 
 // The rendezvous may be on any of these (node 0 listens on the first it can
-// claim; the other nodes try them in turn until node 0 answers as this step).
+// claim; the other nodes try them in turn until node 0 answers as this step);
+// never a --ddp-port.
 inline constexpr std::uint32_t kRdzvCandidates = 32;
 std::vector<std::uint16_t> rdzv_candidates(const NodePlan& plan);
 // MASTER_PORT of `attempt`: --ddp-port alone, or a search through the range.
