@@ -34,12 +34,13 @@ std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt) {
 }
 
 std::vector<std::uint16_t> port_candidates(PortRange range, std::uint16_t start, std::uint32_t limit) {
+  // A start outside the range is a port chosen by hand (--ddp-port, a plan
+  // written by a test or bench/scale_sim.py): that port alone.
+  if (start < range.first || start > range.last) return {start};
   std::vector<std::uint16_t> ports;
   const std::uint32_t span = range.size();
-  // A start outside the range (a plan from another config) begins at its first port.
-  const std::uint32_t offset = start >= range.first && start <= range.last ? start - range.first : 0;
   for (std::uint32_t i = 0; i < std::min(span, limit); ++i)
-    ports.push_back(std::uint16_t(range.first + (offset + i) % span));
+    ports.push_back(std::uint16_t(range.first + (start - range.first + i) % span));
   return ports;
 }
 

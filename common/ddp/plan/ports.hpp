@@ -28,7 +28,8 @@ std::uint16_t derive_rdzv_port(PortRange range, std::uint32_t job_id, std::uint3
 std::uint16_t master_port_for(const NodePlan& plan, std::uint32_t attempt);
 
 // The ports node 0 tries, in order, from `start` on through the range
-// (wrapping), at most `limit`: distinct, all inside `range`.
+// (wrapping), at most `limit`: distinct, all inside `range`. A `start` outside
+// the range was chosen by hand, and is the only one.
 std::vector<std::uint16_t> port_candidates(PortRange range, std::uint16_t start, std::uint32_t limit);
 
 // The rendezvous may be on any of these (node 0 listens on the first it can
