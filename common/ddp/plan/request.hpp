@@ -50,7 +50,7 @@ inline constexpr OptionSpec kOptions[] = {
     {"ddp-gpus", "N", false, "[ddp] Workers per node, one GPU each (default: every GPU of the step). Implies --ddp"},
     {"ddp-procs", "N", false, "[ddp] Workers per node in CPU mode (default 1). Implies --ddp"},
     {"no-ddp", nullptr, false, "[ddp] Run this step without DDP, even if the job was submitted with --ddp"},
-    {"ddp-port", "PORT", false, "[ddp] MASTER_PORT for this step instead of the derived one"},
+    {"ddp-port", "PORT", false, "[ddp] MASTER_PORT for this step instead of one node 0 picks from PortRange"},
     {"ddp-restarts", "N", false, "[ddp] Restart all workers on every node together up to N times after a failure"},
     {"ddp-verbose", nullptr, false, "[ddp] Print the plan (ranks, addresses, ports, binding) of every node"},
     {"ddp-requeue", nullptr, false,
