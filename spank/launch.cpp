@@ -26,38 +26,6 @@ int local_task(spank_t sp) {
   return id;
 }
 
-// Node 0: a PortRange the kernel also hands out as ephemeral source ports
-// works until an outgoing connection takes a step's port; the admin's log says
-// so at every step (ddp/plan/ports.hpp).
-void check_port_range(const NodePlan& plan) {
-  if (plan.node_rank != 0) return;
-  if (const auto ephemeral = kernel_ephemeral_ports())
-    if (const auto overlap = ephemeral_overlap(plan.port_range, *ephemeral)) for_admin(*overlap);
-}
-
-// The task shape, node 0's task 0: MASTER_PORT claimed on node 0
-// (ddp/node/port_claim.hpp) and held by the worker for its life. Every node
-// derives the port on its own here (no agent to tell them another), so a port
-// another step holds is an error, not a move: the agent shape moves past it.
-Status claim_task_master_port(const NodePlan& plan) {
-  if (plan.node_rank != 0) return Ok{};
-  if (plan.master_port_fixed) {
-    auto claim = claim_first_free("MASTER_PORT", plan.port_range, {plan.master_port}, plan.master_addr, true);
-    if (!claim) return fail(claim.error());
-    PortClaim held = std::move(claim).value();
-    held.keep_across_exec();
-    return Ok{};
-  }
-  auto outcome = claim_port(plan.master_port, plan.master_addr);
-  if (auto* refused = std::get_if<PortRefusal>(&outcome))
-    return fail("MASTER_PORT " + std::to_string(plan.master_port) + " (derived from the job and step ids) is in use "
-                "on node 0 by " + describe_holder(*refused) +
-                "; with several tasks per node every node derives it alone and cannot move past it: run one task "
-                "per node (node 0's agent then picks a free port), or choose one with --ddp-port=PORT");
-  std::get<PortClaim>(outcome).keep_across_exec();
-  return Ok{};
-}
-
 void say_plan(const NodePlan& plan) {
   if (!plan.verbose) return;
   if (plan.node_rank == 0)
@@ -102,8 +70,6 @@ Status export_batch_env(spank_t sp, const NodePlan& plan) {
 Status become_worker(spank_t sp, const NodePlan& plan) {
   const int local = local_task(sp);
   if (local == 0) {
-    check_port_range(plan);
-    if (auto ok = claim_task_master_port(plan); !ok) return ok;
     say_plan(plan);
   }
   char** envp = nullptr;
@@ -142,7 +108,6 @@ Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& p
                 "; install ddp-agent there or set agent=PATH on the spank_ddp.so line in plugstack.conf");
   // (node 0's agent claims the step's ports, and prints the whole step's plan
   // once every node has joined)
-  check_port_range(plan);
 
   Environment plan_env;
   write_plan(plan, plan_env);
@@ -186,6 +151,25 @@ Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& p
   ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
   ::execve(path.c_str(), agent_argv.data(), envp);
   return fail("execve(" + agent_path + ") failed: " + std::strerror(errno));
+}
+
+void note_port_range(const NodePlan& plan) {
+  if (plan.node_rank != 0) return;
+  if (const auto ephemeral = kernel_ephemeral_ports())
+    if (const auto overlap = ephemeral_overlap(plan.port_range, *ephemeral)) for_admin(*overlap);
+}
+
+Result<PortClaim> claim_task_master_port(const NodePlan& plan) {
+  if (plan.node_rank != 0) return PortClaim{};
+  if (plan.master_port_fixed)
+    return claim_first_free("MASTER_PORT", plan.port_range, {plan.master_port}, plan.master_addr, true);
+  auto outcome = claim_port(plan.master_port, plan.master_addr);
+  if (auto* refused = std::get_if<PortRefusal>(&outcome))
+    return fail("MASTER_PORT " + std::to_string(plan.master_port) + " (derived from the job and step ids) is in use "
+                "on node 0 by " + describe_holder(*refused) +
+                "; with several tasks per node every node derives it alone and cannot move past it: run one task "
+                "per node (node 0's agent then picks a free port), or choose one with --ddp-port=PORT");
+  return std::move(std::get<PortClaim>(outcome));
 }
 
 }  // namespace ddp::spank

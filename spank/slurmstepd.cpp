@@ -197,6 +197,15 @@ int slurmstepd_user_init(spank_t sp) {
   st.shape = planned->shape;
   st.plan = planned->node;
   st.warnings.insert(st.warnings.end(), planned->warnings.begin(), planned->warnings.end());
+  if (st.shape != Shape::Batch) note_port_range(*st.plan);
+  if (st.shape == Shape::Task) {
+    auto claim = claim_task_master_port(*st.plan);
+    if (!claim) {
+      st.defer(claim.error(), true);
+      return 0;
+    }
+    st.master_claim = std::move(claim).value();
+  }
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ddp/node/port_claim.hpp"
 #include "ddp/plan/request.hpp"
 #include "ddp/plan/step_plan.hpp"
 #include "ddp/site/site_config.hpp"
@@ -35,6 +36,7 @@ struct PluginState {
   Shape shape = Shape::None;  // agent, task or batch (ddp/plan/step_plan.hpp), once planned
   std::optional<std::string> master_addr;  // node 0's NodeAddr, looked up in init_post_opt (root)
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
+  PortClaim master_claim;                  // task shape, node 0: MASTER_PORT, for slurmstepd's life
   std::optional<DeferredError> error;
   std::vector<std::string> warnings;  // said once per node from task_init (binding problems)
 

@@ -63,4 +63,19 @@ for option in --ddp-restarts=2 --ddp-hang-timeout=30 "--ddp-requeue"; do
   expect_eq "$(grep -c -- "$name needs one task per node" <<<"$ERR")" "1" "$option: said once"
   [[ ! -e $marker ]] || fail "$option in the task shape: a worker ran"
 done
-pass "task shape: ranks per Slurm task, heterogeneous nodes, GPU checks, one GPU per task refused with the fix; --ddp-restarts, --ddp-hang-timeout, --ddp-requeue refused once with the fix"
+# Two task-shape steps on the same --ddp-port: node 0's slurmstepd holds the
+# first one's claim for the step's life, so the second is refused at once,
+# naming the holder (before, both started and the second's rank 0 could not
+# bind). Once the first has ended, the port is free again.
+bg_srun holder -N2 --ntasks-per-node=2 --ddp=cpu --ddp-port=24888 /bin/sh -c 'echo holding; sleep 6'
+wait_lines "$WORK/holder.out" "holding" 4 30
+run srun -N2 --ntasks-per-node=2 --ddp=cpu --ddp-port=24888 /bin/sh -c "touch $WORK/second-ran.\$RANK"
+expect_failure "a second step on a --ddp-port the first holds"
+expect_in "$ERR" "MASTER_PORT 24888 (--ddp-port) is in use on node 0 by another slurm-ddp step (pid " \
+  "the holder is named"
+[[ ! -e $WORK/second-ran.0 && ! -e $WORK/second-ran.1 ]] || fail "the second step's workers on node 0 ran"
+wait_exit "$BG_PID" 30
+expect_rc 0 "the first step"
+run srun -N2 --ntasks-per-node=2 --ddp=cpu --ddp-port=24888 true
+expect_rc 0 "the port once the first step has ended"
+pass "task shape: ranks per Slurm task, heterogeneous nodes, GPU checks, one GPU per task refused with the fix; --ddp-restarts, --ddp-hang-timeout, --ddp-requeue refused once with the fix; a --ddp-port another step holds refused naming it"

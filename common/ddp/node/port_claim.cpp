@@ -1,6 +1,5 @@
 #include "ddp/node/port_claim.hpp"
 
-#include <fcntl.h>
 #include <pwd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -67,10 +66,6 @@ PortClaim::~PortClaim() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void PortClaim::keep_across_exec() {
-  if (fd_ >= 0) ::fcntl(fd_, F_SETFD, 0);
-  fd_ = -1;
-}
 
 std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::optional<std::string>& tcp_address,
                                                 bool name_holder) {

@@ -37,9 +37,6 @@ class PortClaim {
 
   std::uint16_t port() const { return port_; }
   bool held() const { return fd_ >= 0; }
-  // The task shape: the claim goes on in the program this process execs
-  // (the worker holds it for its life).
-  void keep_across_exec();
 
  private:
   int fd_ = -1;
