@@ -98,6 +98,15 @@ void report(spank_t sp, const DeferredError& e) {
   if (local_task == 0 && (e.node_specific || node_id == 0)) error(e.message);
 }
 
+// A notice for the user, once per step: node 0's first task.
+void report_once(spank_t sp, const std::string& message) {
+  int local_task = 0;
+  spank_get_item(sp, S_TASK_ID, &local_task);
+  std::uint32_t node_id = 0;
+  spank_get_item(sp, S_JOB_NODEID, &node_id);
+  if (local_task == 0 && node_id == 0) say(message);
+}
+
 // task_init runs in the task after slurmstepd has made it the job's user for
 // good (real, effective and saved ids: _become_user() in Slurm 22.05's mgr.c),
 // and everything after this execs or runs with those ids. Checked rather than
@@ -143,6 +152,15 @@ Status look_up_master(spank_t sp, PluginState& st) {
   return Ok{};
 }
 
+// The site's kill switch (Enabled=no in the site config, globally or for the
+// job's partition): the step runs as it would without --ddp, and the user
+// reads why, once per step, instead of a launch that silently differs.
+std::string turned_off_line(const Settings& settings, const std::string& partition) {
+  return "--ddp is turned off " + (partition.empty() ? std::string("on this cluster") : "in partition " + partition) +
+         " by the site (Enabled=no, " + settings.enabled_origin +
+         "), so this step runs as a plain srun step: no agent, ranks or MASTER_ADDR; ask the admin when it is back";
+}
+
 }  // namespace
 
 int slurmstepd_init_post_opt(spank_t sp) {
@@ -162,7 +180,7 @@ int slurmstepd_init_post_opt(spank_t sp) {
     st.defer(config.error(), true);
   else
     st.config = with_plugin_settings(std::move(config).value(), st.args);
-  if (auto master = look_up_master(sp, st); !master) st.defer(master.error(), false);
+  if (auto master = look_up_master(sp, st); !master) st.master_error = master.error();
   return 0;
 }
 
@@ -178,6 +196,14 @@ int slurmstepd_user_init(spank_t sp) {
     return 0;
   }
   st.settings = resolve_settings(st.config, facts->partition, facts->node(), hostlist_contains);
+  if (!st.settings.enabled) {
+    st.turned_off = turned_off_line(st.settings, facts->partition);
+    return 0;
+  }
+  if (st.master_error) {
+    st.defer(*st.master_error, false);
+    return 0;
+  }
   st.agent_path = st.args.agent.value_or(st.settings.agent.value_or(DDP_AGENT_DEFAULT_PATH));
   export_site_env(sp, st.settings);
 
@@ -217,6 +243,10 @@ int slurmstepd_task_init(spank_t sp) {
   if (st.error) {
     report(sp, *st.error);
     return -1;
+  }
+  if (st.turned_off) {
+    report_once(sp, *st.turned_off);
+    return 0;
   }
   if (!st.plan) {
     report(sp, {"no plan for this node (internal error; please report it)", true});

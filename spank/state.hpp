@@ -35,6 +35,8 @@ struct PluginState {
   std::string agent_path;  // plugstack agent= > site config Agent= > built-in
   Shape shape = Shape::None;  // agent, task or batch (ddp/plan/step_plan.hpp), once planned
   std::optional<std::string> master_addr;  // node 0's NodeAddr, looked up in init_post_opt (root)
+  std::optional<std::string> master_error;  // why it could not be: an error only if --ddp is on here
+  std::optional<std::string> turned_off;    // the site's kill switch is off for this step: the line to say
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   PortClaim master_claim;                  // task shape, node 0: MASTER_PORT, for slurmstepd's life
   std::optional<DeferredError> error;

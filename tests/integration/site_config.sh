@@ -121,6 +121,22 @@ expect_not_in "$ERR" "ephemeral" "the user is not told what only the admin can f
 grep -q "ddp: PortRange=$ephemeral-$((ephemeral + 15)) overlaps the kernel's ephemeral ports" \
   "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log" || fail "node 0's slurmd log does not name the overlap"
 
+# The kill switch: off for the partition, --ddp steps run as plain srun
+# steps (no agent, no contract variables) and the user reads why, once.
+restore
+printf '%s\nPartitionName=debug Enabled=no\n' "$good" >"$config"
+run srun -N2 --ddp=cpu /bin/sh -c 'echo "rank=${RANK:-none} port=${MASTER_PORT:-none}"'
+expect_rc 0 "a --ddp step in a partition where the site turned it off"
+expect_eq "$OUT" $'rank=none port=none\nrank=none port=none' "both nodes ran the command plainly"
+expect_eq "$(grep -c "turned off" <<<"$ERR")" "1" "the switch is said once per step"
+expect_in "$ERR" "ddp: --ddp is turned off in partition debug by the site (Enabled=no, $config:$bad_line), so this step runs as a plain srun step" "the user reads where it was turned off"
+# Site-wide from the plugstack line (configless sites have only that file).
+restore
+sed -i "s|config=$config|& Enabled=no|" "$plugstack"
+run srun -N1 --ddp=cpu /bin/sh -c 'echo "rank=${RANK:-none}"'
+expect_eq "$OUT" "rank=none" "off site-wide from plugstack.conf"
+expect_in "$ERR" "(Enabled=no, plugstack.conf arguments)" "the plugstack words named"
+
 restore
 run srun -N2 --ddp=cpu true
 expect_rc 0 "restored config works again"

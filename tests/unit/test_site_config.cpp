@@ -91,7 +91,7 @@ START_TEST(unknown_key_names_file_line_and_known_keys) {
   const auto c = parse_site_config("PortRange=21000-21999\nAgnet=/x\n", "/etc/slurm/ddp.conf");
   ck_assert(!c.ok());
   CK_CONTAINS(c.error(), "/etc/slurm/ddp.conf:2: unknown key 'Agnet'");
-  CK_CONTAINS(c.error(), "known keys: PartitionName, NodeName, Agent");
+  CK_CONTAINS(c.error(), "known keys: PartitionName, NodeName, Enabled, Agent");
 }
 END_TEST
 
@@ -149,6 +149,32 @@ START_TEST(requeue_default_and_wait) {
   ck_assert(!resolve_settings(*c, "debug", "n", any).requeue);
   ck_assert(!parse_site_config("Requeue=maybe\n", "t").ok());
   ck_assert(!parse_site_config("RequeueWait=4000\n", "t").ok());
+}
+END_TEST
+
+START_TEST(kill_switch_site_wide_or_per_partition_with_its_origin) {
+  const auto any = [](const std::string&, const std::string&) { return true; };
+  ck_assert(resolve_settings(SiteConfig{}, "p", "n", any).enabled);
+  const auto c = parse_site_config("PortRange=21000-21999\nPartitionName=debug,old enabled=NO\n", "/etc/ddp.conf");
+  ck_assert(c.ok());
+  ck_assert(resolve_settings(*c, "batch", "n", any).enabled);
+  const auto off = resolve_settings(*c, "old", "n", any);
+  ck_assert(!off.enabled);
+  ck_assert_str_eq(off.enabled_origin.c_str(), "/etc/ddp.conf:2");
+  // Off everywhere, back on for one partition; the plugstack words count too.
+  const auto all = parse_site_config("Enabled=no\nPartitionName=canary Enabled=yes\n", "f");
+  ck_assert(all.ok());
+  ck_assert(!resolve_settings(*all, "batch", "n", any).enabled);
+  ck_assert(resolve_settings(*all, "canary", "n", any).enabled);
+  const auto args = parse_plugin_args({"Enabled=no"});
+  ck_assert(args.ok());
+  const auto plugstack = resolve_settings(with_plugin_settings(SiteConfig{}, *args), "p", "n", any);
+  ck_assert(!plugstack.enabled);
+  ck_assert_str_eq(plugstack.enabled_origin.c_str(), "plugstack.conf arguments");
+  // Off on some nodes of a step would strand the others' agents.
+  CK_CONTAINS(parse_site_config("NodeName=n[1-2] Enabled=no\n", "f").error(),
+              "f:1: Enabled= turns --ddp on or off for whole steps");
+  CK_CONTAINS(parse_site_config("Enabled=perhaps\n", "f").error(), "f:1:");
 }
 END_TEST
 
@@ -364,7 +390,8 @@ Suite* site_config_suite() {
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
-       stop_grace_follows_kill_wait, requeue_default_and_wait, hang_timeout_default_and_overrides, health_check_path_and_timeout,
+       stop_grace_follows_kill_wait, requeue_default_and_wait, kill_switch_site_wide_or_per_partition_with_its_origin,
+       hang_timeout_default_and_overrides, health_check_path_and_timeout,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,

@@ -80,7 +80,7 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 }
 
 constexpr const char* kKnownKeys =
-    "PartitionName, NodeName, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
+    "PartitionName, NodeName, Enabled, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
     "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, HangTimeout, HealthCheck, "
     "HealthCheckTimeout, Env, ForceEnv";
 
@@ -113,7 +113,7 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
       return fail("MasterInterface=" + std::string(value) + ": use an interface name such as ib0");
     return set_once(patch.master_interface, std::string(value), "MasterInterface");
   }
-  for (auto [name, field] : {std::pair{"BindCpus", &patch.bind_cpus}, std::pair{"ExportIbHca", &patch.export_ib_hca},
+  for (auto [name, field] : {std::pair{"Enabled", &patch.enabled}, std::pair{"BindCpus", &patch.bind_cpus}, std::pair{"ExportIbHca", &patch.export_ib_hca},
                              std::pair{"Requeue", &patch.requeue}}) {
     if (!iequals(key, name)) continue;
     auto flag = parse_bool(value, key);
@@ -157,13 +157,23 @@ Result<ConfigLine> parse_line(std::string_view text, std::string origin) {
     }
     if (auto ok = apply_word(line.patch, key, value); !ok) return fail(ok.error());
   }
+  // Off on some nodes of a step would leave the others' agents waiting for
+  // peers that never come: the switch is for the whole step.
+  if (line.scope == ConfigLine::Scope::Nodes && line.patch.enabled)
+    return fail("Enabled= turns --ddp on or off for whole steps, so it goes on a global or a PartitionName= line, "
+                "not a NodeName= line (to keep steps off some nodes, use a partition or a reservation)");
   if (line.scope != ConfigLine::Scope::Global && line.patch == SettingsPatch{})
     return fail("this line selects " + std::string(line.scope == ConfigLine::Scope::Nodes ? "nodes" : "partitions") +
                 " but sets nothing for them");
   return line;
 }
 
-void apply(Settings& settings, const SettingsPatch& patch) {
+void apply(Settings& settings, const ConfigLine& line) {
+  const SettingsPatch& patch = line.patch;
+  if (patch.enabled) {
+    settings.enabled = *patch.enabled;
+    settings.enabled_origin = line.origin;
+  }
   if (patch.agent) settings.agent = patch.agent;
   if (patch.port_range) settings.port_range = *patch.port_range;
   if (patch.stop_grace) settings.stop_grace = *patch.stop_grace;
@@ -222,13 +232,13 @@ Settings resolve_settings(const SiteConfig& config, const std::string& partition
                           const NodeMatcher& matcher) {
   Settings settings;
   for (const auto& line : config.lines)
-    if (line.scope == ConfigLine::Scope::Global) apply(settings, line.patch);
+    if (line.scope == ConfigLine::Scope::Global) apply(settings, line);
   for (const auto& line : config.lines)
     if (line.scope == ConfigLine::Scope::Partitions &&
         std::find(line.partitions.begin(), line.partitions.end(), partition) != line.partitions.end())
-      apply(settings, line.patch);
+      apply(settings, line);
   for (const auto& line : config.lines)
-    if (line.scope == ConfigLine::Scope::Nodes && matcher(line.nodes, node)) apply(settings, line.patch);
+    if (line.scope == ConfigLine::Scope::Nodes && matcher(line.nodes, node)) apply(settings, line);
   return settings;
 }
 

@@ -37,6 +37,7 @@ struct EnvSetting {
 
 // What one line sets; unset fields leave the value from wider scopes.
 struct SettingsPatch {
+  std::optional<bool> enabled;  // Enabled=no: the kill switch (site-wide or per partition)
   std::optional<std::string> agent;
   std::optional<PortRange> port_range;
   std::optional<std::chrono::milliseconds> stop_grace;
@@ -70,6 +71,10 @@ struct SiteConfig {
 
 // The effective settings on one node for one job.
 struct Settings {
+  // The kill switch: false means --ddp steps run as plain srun steps, with one
+  // line for the user naming `enabled_origin` (the file:line that said no).
+  bool enabled = true;
+  std::string enabled_origin;
   std::optional<std::string> agent;  // absent: plugstack's agent= or the built-in path
   PortRange port_range{20000, 29999};
   std::optional<std::chrono::milliseconds> stop_grace;    // SIGTERM -> SIGKILL; unset: stop_grace_for(KillWait)
