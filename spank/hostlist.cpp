@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "ddp/base/bounds.hpp"
 #include "slurm.hpp"
 
 namespace ddp::spank {
@@ -28,7 +29,31 @@ class Hostlist {
 
 }  // namespace
 
-Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
+Status check_hostlist_bounds(std::string_view hostlist, HostlistSource source) {
+  const std::string shown = "the node list '" + std::string(hostlist.substr(0, 64)) + (hostlist.size() > 64 ? "...'" : "'");
+  if (hostlist.size() > kMaxNodeListBytes)
+    return fail(shown + " is " + std::to_string(hostlist.size()) + " bytes long, more than the " +
+                std::to_string(kMaxNodeListBytes) + " a step's node list can have");
+  std::size_t ranges = 1;
+  int depth = 0;
+  int groups_in_name = 0;
+  for (const char c : hostlist) {
+    if (c == '[' && depth++ == 0 && ++groups_in_name > 1 && source == HostlistSource::Job)
+      return fail(shown + " has a name with more than one [...] group, which Slurm never writes for a step");
+    if (c == ']' && depth > 0) --depth;
+    if (c == ',' || c == ' ' || c == '\t' || c == '\n') {
+      ++ranges;
+      if (depth == 0) groups_in_name = 0;
+    }
+  }
+  if (ranges > std::size_t(kMaxHostlistNodes))
+    return fail(shown + " has " + std::to_string(ranges) + " ranges, more than the " +
+                std::to_string(kMaxHostlistNodes) + " nodes a step can have");
+  return Ok{};
+}
+
+Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist, HostlistSource source) {
+  if (auto ok = check_hostlist_bounds(hostlist, source); !ok) return fail(ok.error());
   Hostlist list(hostlist);
   if (!list) return fail("cannot parse the node list '" + hostlist + "'");
   const auto hosts = list.get();
@@ -51,6 +76,7 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist) {
 }
 
 bool hostlist_contains(const std::string& nodes, const std::string& node) {
+  if (!check_hostlist_bounds(nodes, HostlistSource::Admin)) return false;
   Hostlist list(nodes);
   return list && slurm_hostlist_find(list.get(), node.c_str()) >= 0;
 }

@@ -55,7 +55,7 @@ Result<SiteConfig> load_site_config(const std::string& path, bool explicit_path)
   // silently leave those nodes on the wider settings.
   for (const auto& line : config->lines) {
     if (line.scope != ConfigLine::Scope::Nodes) continue;
-    if (auto nodes = expand_hostlist(line.nodes); !nodes)
+    if (auto nodes = expand_hostlist(line.nodes, HostlistSource::Admin); !nodes)
       return fail(line.origin + ": NodeName=" + line.nodes + ": " + nodes.error() +
                   "; write it as in slurm.conf, e.g. NodeName=gpu[001-064]");
   }
@@ -144,7 +144,8 @@ Status check_task_identity(spank_t sp) {
 Status look_up_master(spank_t sp, PluginState& st) {
   const auto id = step_id(sp);
   if (!id || !(is_launched_step(*id) || is_batch_step(*id))) return Ok{};
-  const auto nodes = step_nodes(sp, is_batch_step(*id));
+  JobEnv env(sp);
+  const auto nodes = step_nodes(env, is_batch_step(*id));
   if (!nodes) return fail(nodes.error());
   auto master = node_address(nodes->nodes.front());
   if (!master) return fail(master.error() + " (needed for MASTER_ADDR)");
@@ -166,8 +167,10 @@ std::string turned_off_line(const Settings& settings, const std::string& partiti
 int slurmstepd_init_post_opt(spank_t sp) {
   PluginState& st = state();
   // The DDP_* variables of the job fill in what no option said (slurmrestd).
-  if (auto env = apply_environment(st.request, [&](const char* name) { return job_getenv(sp, name); }); !env)
-    st.defer(env.error(), false);
+  JobEnv job_env(sp);
+  auto env = apply_environment(st.request, [&](const char* name) { return job_env.get(name); });
+  if (job_env.error()) env = fail(*job_env.error());
+  if (!env) st.defer(env.error(), false);
   if (!st.request.active() || st.error) return 0;
   if (st.args_error) {
     st.defer(*st.args_error + " (ask the admin to fix the spank_ddp.so line in plugstack.conf)", false);

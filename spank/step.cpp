@@ -30,7 +30,7 @@ std::vector<std::string> split_commas(const std::string& list) {
 // whichever plugin registered it (spank.c: _opt_by_name, 22.05 to 26.05), and
 // answers from user_init on; pyxis also takes its options from PYXIS_CONTAINER_*
 // variables (0.21+), which getopt does not see.
-std::string container_request(spank_t sp) {
+std::string container_request(spank_t sp, JobEnv& env) {
   for (std::string name : {"container-image", "container-name"}) {
     spank_option opt{};
     opt.name = name.data();
@@ -40,7 +40,7 @@ std::string container_request(spank_t sp) {
       return "--" + name + (arg && *arg ? "=" + std::string(arg) : "");
   }
   for (const char* var : {"PYXIS_CONTAINER_IMAGE", "PYXIS_CONTAINER_NAME"})
-    if (auto value = job_getenv(sp, var); value && !value->empty()) return std::string(var) + "=" + *value;
+    if (auto value = env.get(var); value && !value->empty()) return std::string(var) + "=" + *value;
   return "";
 }
 
@@ -52,24 +52,31 @@ bool is_launched_step(std::uint32_t id) {
   return id != SLURM_BATCH_SCRIPT && id != SLURM_EXTERN_CONT && id != SLURM_INTERACTIVE_STEP;
 }
 
-std::optional<std::string> job_getenv(spank_t sp, const char* name) {
-  std::vector<char> buf(4096);
+std::optional<std::string> JobEnv::get(const char* name, std::size_t max_bytes) {
+  std::vector<char> buf(std::min<std::size_t>(4096, max_bytes + 1));
   for (;;) {
-    const auto rc = spank_getenv(sp, name, buf.data(), int(buf.size()));
+    const auto rc = spank_getenv(sp_, name, buf.data(), int(buf.size()));
     if (rc == ESPANK_SUCCESS) return std::string(buf.data());
-    if (rc != ESPANK_NOSPACE || buf.size() > (1u << 20)) return std::nullopt;
-    buf.resize(buf.size() * 4);
+    if (rc != ESPANK_NOSPACE) return std::nullopt;
+    if (buf.size() > max_bytes) {  // the value and its NUL did not fit in max_bytes + 1
+      if (!error_)
+        error_ = std::string(name) + " in the job's environment is longer than " + std::to_string(max_bytes) +
+                 " bytes, the most the plugin reads there; unset it or shorten it (slurm-ddp's bounds: spank/SECURITY.md)";
+      return std::nullopt;
+    }
+    buf.resize(std::min(buf.size() * 4, max_bytes + 1));
   }
 }
 
 Result<std::uint32_t> step_id(spank_t sp) { return item<std::uint32_t>(sp, S_JOB_STEPID, "step id"); }
 
-Result<StepNodes> step_nodes(spank_t sp, bool batch_script) {
+Result<StepNodes> step_nodes(JobEnv& env, bool batch_script) {
   // The batch script sees the job's nodes; a step sees its own.
   const char* list_var = batch_script ? "SLURM_JOB_NODELIST" : "SLURM_STEP_NODELIST";
-  auto list = job_getenv(sp, list_var);
+  auto list = env.get(list_var, kMaxNodeListBytes);
+  if (env.error()) return fail(*env.error());
   if (!list) return fail(std::string(list_var) + " is not set in the step's environment");
-  auto nodes = expand_hostlist(*list);
+  auto nodes = expand_hostlist(*list, HostlistSource::Job);
   if (!nodes) return fail(nodes.error());
   return StepNodes{std::move(*list), std::move(nodes).value()};
 }
@@ -127,16 +134,17 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
   f.total_tasks = *total_tasks;
 
   const bool batch = is_batch_step(f.step_id);
-  auto nodes = step_nodes(sp, batch);
+  JobEnv env(sp);
+  auto nodes = step_nodes(env, batch);
   if (!nodes) return fail(nodes.error());
   f.nodes = nodes->nodes;
   if (f.node_id >= f.nodes.size())
     return fail("node index " + std::to_string(f.node_id) + " is outside the node list '" + nodes->list + "'");
   f.shape = step_shape(batch, f.total_tasks, f.nodes.size());
 
-  f.partition = job_getenv(sp, "SLURM_JOB_PARTITION").value_or("");
+  f.partition = env.get("SLURM_JOB_PARTITION").value_or("");
   if (!batch) {
-    const auto per_node = job_getenv(sp, "SLURM_STEP_TASKS_PER_NODE");
+    const auto per_node = env.get("SLURM_STEP_TASKS_PER_NODE");
     if (per_node) {
       auto counts = parse_tasks_per_node(*per_node);
       if (!counts) return fail(counts.error());
@@ -148,18 +156,19 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
     // components together: the components' agents would never agree on node 0
     // and the rendezvous would time out. Slurm 22.05 has no spank item for the
     // component, so it shows as task counts that do not add up.
-    if (job_getenv(sp, "SLURM_HET_SIZE") &&
+    if (env.get("SLURM_HET_SIZE") &&
         std::accumulate(f.tasks_per_node.begin(), f.tasks_per_node.end(), std::uint64_t(0)) != f.total_tasks)
       return fail(
           "--ddp cannot run a heterogeneous step (srun ... : ...): each component is a step of its own; give "
           "--ddp to one srun of one component (in a heterogeneous job: srun --het-group=N --ddp ...)");
   }
-  f.step_gpus = split_commas(job_getenv(sp, batch ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS").value_or(""));
-  f.visible_gpus = split_commas(job_getenv(sp, "CUDA_VISIBLE_DEVICES").value_or(""));
-  f.local_rank_set = job_getenv(sp, "LOCAL_RANK").has_value();
-  f.container = container_request(sp);
-  if (const auto wait = job_getenv(sp, "SLURM_DDP_KILL_WAIT"))
+  f.step_gpus = split_commas(env.get(batch ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS").value_or(""));
+  f.visible_gpus = split_commas(env.get("CUDA_VISIBLE_DEVICES").value_or(""));
+  f.local_rank_set = env.get("LOCAL_RANK").has_value();
+  f.container = container_request(sp, env);
+  if (const auto wait = env.get("SLURM_DDP_KILL_WAIT"))
     if (const auto s = parse_uint(*wait, 0, 65535, "SLURM_DDP_KILL_WAIT")) f.kill_wait = std::chrono::seconds(*s);
+  if (env.error()) return fail(*env.error());
 
   int argc = 0;
   char** argv = nullptr;

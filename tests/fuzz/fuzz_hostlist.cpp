@@ -1,5 +1,5 @@
-// Node lists through Slurm's hostlist code, as the plugin reads
-// SLURM_STEP_NODELIST and the site config's NodeName= lists.
+// Node lists through the plugin's bounds and Slurm's hostlist code, as the
+// plugin reads SLURM_STEP_NODELIST in slurmstepd.
 #include <algorithm>
 #include <cctype>
 #include <string>
@@ -11,7 +11,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Slurm's C API takes NUL-terminated strings: a list never holds a NUL.
   const std::string list(ddp::fuzz::as_text(data, size).substr(0, 512));
   if (list.find('\0') != std::string::npos) return 0;
-  const auto names = ddp::spank::expand_hostlist(list);
+  // SLURM_STEP_NODELIST, the user's: the strict bounds. Whatever passes them
+  // parses within them (Slurm's count is checked after).
+  const auto names = ddp::spank::expand_hostlist(list, ddp::spank::HostlistSource::Job);
   if (!names) {
     FUZZ_CHECK(!names.error().empty());
     return 0;

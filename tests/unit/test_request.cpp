@@ -52,6 +52,12 @@ START_TEST(counts_imply_ddp_and_are_range_checked) {
   ck_assert_uint_eq(*r.port, 29500);
   ck_assert(apply_option(r, "ddp-restarts", "0").ok());
   ck_assert(!apply_option(r, "ddp-restarts", "100000").ok());
+  // Bounded before parsed (slurmstepd runs this as root).
+  const std::string huge(5000, '1');
+  const auto over = apply_option(r, "ddp-port", huge.c_str());
+  ck_assert(!over.ok());
+  ck_assert_msg(over.error() == "--ddp-port: the value is 5000 bytes long, more than the 4096 a --ddp option takes",
+                "%s", over.error().c_str());
 }
 END_TEST
 

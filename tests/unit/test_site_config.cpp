@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "ddp/base/bounds.hpp"
 #include "ddp/site/site_config.hpp"
 
 #include "hostlist.hpp"
@@ -363,7 +364,7 @@ START_TEST(trusted_file_refuses_a_directory_others_can_write_to) {
 END_TEST
 
 START_TEST(hostlists_expand_in_order_and_refuse_what_no_step_has) {
-  const auto names = spank::expand_hostlist("n[0-3,7],login1");
+  const auto names = spank::expand_hostlist("n[0-3,7],login1", spank::HostlistSource::Job);
   ck_assert(names.ok());
   ck_assert_uint_eq(names->size(), 6);
   ck_assert_str_eq((*names)[4].c_str(), "n7");
@@ -371,16 +372,41 @@ START_TEST(hostlists_expand_in_order_and_refuse_what_no_step_has) {
   ck_assert(spank::hostlist_contains("gpu[001-064]", "gpu007"));
   ck_assert(!spank::hostlist_contains("gpu[001-064]", "gpu065"));
   ck_assert(!spank::hostlist_contains("gpu[003-1]", "gpu001"));  // unparsable: matches nothing
-  CK_CONTAINS(spank::expand_hostlist("gpu[003-1]").error(), "cannot parse the node list 'gpu[003-1]'");
+  CK_CONTAINS(spank::expand_hostlist("gpu[003-1]", spank::HostlistSource::Admin).error(), "cannot parse the node list 'gpu[003-1]'");
   // ",[": Slurm 22.05 reads one host named "", which we refuse; 24.11's parser
   // refuses the list itself. Refused either way, with the list named.
-  const auto empty = spank::expand_hostlist(",[");
+  const auto empty = spank::expand_hostlist(",[", spank::HostlistSource::Job);
   ck_assert(!empty.ok());
   ck_assert_msg(empty.error().find("names an empty node") != std::string::npos ||
                     empty.error().find("cannot parse the node list ',['") != std::string::npos,
                 "%s", empty.error().c_str());
   // Counted before expanded: 120,002 names are refused, not allocated.
-  CK_CONTAINS(spank::expand_hostlist("a[0-60000],b[0-60000]").error(), "names 120002 nodes, more than the 65536");
+  CK_CONTAINS(spank::expand_hostlist("a[0-60000],b[0-60000]", spank::HostlistSource::Job).error(), "names 120002 nodes, more than the 65536");
+}
+END_TEST
+
+// Slurm 22.05's parser calls fatal() at 262,145 ranges, which would end the
+// slurmstepd (here: this test) that parses: refused before Slurm sees them.
+START_TEST(hostlists_out_of_bounds_never_reach_slurms_parser) {
+  using spank::HostlistSource;
+  std::string ranges = "n[";
+  for (int i = 0; i < 262145; ++i) ranges += i ? ",1" : "1";
+  ranges += "]";
+  ck_assert_uint_lt(ranges.size(), ddp::kMaxNodeListBytes);  // within the length bound
+  CK_CONTAINS(spank::expand_hostlist(ranges, HostlistSource::Job).error(),
+              "has 262145 ranges, more than the 65536 nodes a step can have");
+  CK_CONTAINS(spank::expand_hostlist(ranges, HostlistSource::Admin).error(), "has 262145 ranges");
+  const std::string long_list(ddp::kMaxNodeListBytes + 1, 'n');
+  CK_CONTAINS(spank::expand_hostlist(long_list, HostlistSource::Job).error(),
+              "is 1048577 bytes long, more than the 1048576");
+  // 27 bytes that Slurm would multiply into 8e9 names, slowly.
+  CK_CONTAINS(spank::expand_hostlist("x[0-1999]x[0-1999]x[0-1999]", HostlistSource::Job).error(),
+              "has a name with more than one [...] group");
+  // slurm.conf's forms stay the admin's to use in NodeName=.
+  const auto racks = spank::expand_hostlist("rack[1-2]-n[1-2],login1", HostlistSource::Admin);
+  ck_assert_msg(racks.ok(), "%s", racks.ok() ? "" : racks.error().c_str());
+  ck_assert_uint_eq(racks->size(), 5);
+  ck_assert(spank::check_hostlist_bounds("a[1-2],b[3-4] c[5]", HostlistSource::Job).ok());
 }
 END_TEST
 
@@ -395,5 +421,6 @@ Suite* site_config_suite() {
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,
-       trusted_file_refuses_a_directory_others_can_write_to, hostlists_expand_in_order_and_refuse_what_no_step_has});
+       trusted_file_refuses_a_directory_others_can_write_to, hostlists_expand_in_order_and_refuse_what_no_step_has,
+       hostlists_out_of_bounds_never_reach_slurms_parser});
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "ddp/base/bounds.hpp"
 #include "ddp/base/parse.hpp"
 
 namespace ddp {
@@ -21,6 +22,10 @@ Result<std::uint32_t> count(const char* value, std::string_view option, std::uin
 }  // namespace
 
 Status apply_option(DdpRequest& request, std::string_view option, const char* value) {
+  // On a compute node this runs as root: the length is checked before any parser reads the value.
+  if (value && std::strlen(value) > kMaxOptionValue)
+    return fail("--" + std::string(option) + ": the value is " + std::to_string(std::strlen(value)) +
+                " bytes long, more than the " + std::to_string(kMaxOptionValue) + " a --ddp option takes");
   for (std::size_t i = 0; i < std::size(kOptions); ++i)
     if (option == kOptions[i].name) request.given |= 1u << i;
   if (option == "ddp") {
