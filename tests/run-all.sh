@@ -7,7 +7,8 @@
 # chroot (Slurm 24.11, PyTorch 2.6: tests/chroot/run.sh) and its core in
 # Debian unstable (Slurm 26.05); then build the
 # Debian package, install it with dpkg, run the cluster tests against the
-# installed files (not the build tree), and purge it again.
+# installed files (not the build tree), then remove, reinstall, upgrade from
+# an older release and purge it on a real cluster (tests/package/lifecycle.sh).
 # Needs root: dpkg, and the test clusters use network namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,16 +59,15 @@ if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok inst
 fi
 packaging/build-deb.sh
 packaging/build-rpm.sh --source-only
-purge() {
-  dpkg --purge slurm-ddp >/dev/null
-  local left
-  left=$(ls /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent /usr/bin/ddp-train \
-    /etc/slurm/plugstack.conf.d/ddp.conf /usr/share/man/man8/spank-ddp.8.gz 2>/dev/null || true)
-  [[ -z $left ]] || { echo "run-all: dpkg --purge left files behind: $left" >&2; return 1; }
-  echo "run-all: slurm-ddp purged, nothing left behind"
-}
+# The release the upgrade test starts from: 1d2248e, the last one whose
+# drop-in named the plugin itself (about 2 minutes to build).
+old_release=1d2248e
+rm -rf build-old && mkdir -p build-old/src
+git archive "$old_release" | tar -x -C build-old/src
+BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
+old_deb=$(ls build-old/build/slurm-ddp_*.deb)
 dpkg -i build-deb/slurm-ddp_*.deb
-trap purge EXIT
+trap 'dpkg --purge slurm-ddp >/dev/null 2>&1 || true' EXIT
 # What a user sees first: the options in the installed man page.
 man -P cat spank-ddp 2>/dev/null | grep -q -- '--ddp-gpus' || { echo "run-all: man spank-ddp shows no options" >&2; exit 1; }
 cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
@@ -76,3 +76,6 @@ cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
 # sanitizer build and the Debian 13 chroot run them.
 ctest --test-dir build --output-on-failure -LE "unit|lint" -E 'integration\.(spares|min_nodes)$'
 cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null
+# Removal, reinstall, upgrade from the older release and purge, on a real
+# cluster whose plugstack.conf is Debian's (ends with the package purged).
+tests/package/lifecycle.sh build-deb/slurm-ddp_*.deb "$old_deb"

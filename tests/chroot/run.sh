@@ -177,10 +177,10 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     cmake -S . -B /build -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=ON >/dev/null
     ctest --test-dir /build --output-on-failure \
       -R "integration\.(plugin_loads|allreduce_cpu|sbatch_propagation|launch_path|configless|container_refusal)$"
-    dpkg --purge slurm-ddp >/dev/null
-    left=$(ls /usr/lib/*/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent /etc/slurm/plugstack.conf.d/ddp.conf 2>/dev/null || true)
-    [[ -z $left ]] || { echo "chroot/run.sh: dpkg --purge left $left" >&2; exit 1; }
-    echo "chroot/run.sh: $(basename "$deb") (Depends: $depends) installed, tested and purged"
+    # Removed (the drop-in kept), installed again, purged: slurmd and plain
+    # srun keep working on this release too.
+    tests/package/lifecycle.sh "$deb"
+    echo "chroot/run.sh: $(basename "$deb") (Depends: $depends) installed, tested, removed, reinstalled and purged"
   ' chroot-suite "${ctest_args[@]}" || status=$?
 if ((bench && status == 0)); then
   cp "$root/src/results/trainer-$suite".{md,json} "$repo/bench/results/"
