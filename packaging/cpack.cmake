@@ -28,7 +28,9 @@ set(CPACK_DEBIAN_PACKAGE_SUGGESTS "gnuplot-nox")
 # Files under /etc are conffiles: an upgrade keeps the admin's edits.
 file(WRITE ${CMAKE_BINARY_DIR}/packaging/conffiles
      "${DDP_SLURM_CONF_DIR}/plugstack.conf.d/ddp.conf\n${DDP_SLURM_CONF_DIR}/ddp.conf.example\n")
-set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/packaging/conffiles)
+# postinst: ddp-check-config's warnings for the admin; never fails the install.
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_BINARY_DIR}/packaging/conffiles
+    ${CMAKE_CURRENT_LIST_DIR}/postinst)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 include(CPack)

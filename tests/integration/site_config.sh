@@ -6,6 +6,7 @@
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 config=${1:?path to the site config named in plugstack.conf}
+check_config=${2:?path to ddp-check-config}
 plugstack=$CLUSTER_DIR/plugstack.conf  # the cluster's own copy, read by every srun and step
 site_dir=$(dirname "$config")
 good=$(cat "$config")
@@ -136,6 +137,35 @@ sed -i "s|config=$config|& Enabled=no|" "$plugstack"
 run srun -N1 --ddp=cpu /bin/sh -c 'echo "rank=${RANK:-none}"'
 expect_eq "$OUT" "rank=none" "off site-wide from plugstack.conf"
 expect_in "$ERR" "(Enabled=no, plugstack.conf arguments)" "the plugstack words named"
+
+# The admin's check reads the same files as the plugin, before any user does.
+restore
+run "$check_config" --plugstack "$plugstack"
+expect_rc 0 "ddp-check-config on a good site config"
+expect_in "$OUT" "partition debug: --ddp on; PortRange=23100-23109" "each partition's settings"
+expect_in "$OUT" "0 error(s)" "no errors"
+printf '%s\nPortRnage=1-2\n' "$good" >"$config"
+run "$check_config" --plugstack "$plugstack"
+expect_rc 1 "ddp-check-config on a config with a typo"
+expect_in "$OUT" "error: $config:$bad_line: unknown key 'PortRnage'" "the typo's file and line"
+printf '%s\nPartitionName=gpu-old Enabled=no\n' "$good" >"$config"
+run "$check_config" --plugstack "$plugstack"
+expect_rc 0 "a warning alone passes"
+expect_in "$OUT" "warning: $config:$bad_line: PartitionName=gpu-old: Slurm has no partition of that name (it has: debug)" \
+  "a partition slurmctld does not know"
+run "$check_config" --plugstack "$plugstack" --strict
+expect_rc 1 "--strict: a warning fails"
+printf '%s\nPartitionName=debug Enabled=no\n' "$good" >"$config"
+run "$check_config" --plugstack "$plugstack" --quiet
+expect_not_in "$OUT" "partition debug" "--quiet: problems only"
+expect_not_in "$OUT" "error(s)" "--quiet: no summary"
+run "$check_config" --plugstack "$plugstack"
+expect_in "$OUT" "partition debug: --ddp off (Enabled=no, $config:$bad_line)" "the kill switch shown per partition"
+restore
+sed -i "s|^required [^ ]*|required /nonexistent/spank_ddp.so|" "$plugstack"
+run "$check_config" --plugstack "$plugstack"
+expect_rc 1 "a required line naming a missing plugin"
+expect_in "$OUT" "error: $plugstack:1: /nonexistent/spank_ddp.so does not exist: slurmd will not start" "the missing plugin"
 
 restore
 run srun -N2 --ddp=cpu true

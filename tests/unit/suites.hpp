@@ -24,6 +24,7 @@ Suite* ports_suite();
 Suite* step_plan_suite();
 Suite* worker_env_suite();
 Suite* site_config_suite();
+Suite* config_check_suite();
 Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
