@@ -3,8 +3,15 @@
 // for the processes it runs in, like slurmstepd.cpp (pyxis: pyxis_srun.c,
 // pyxis_slurmstepd.c); "client" rather than "srun" because sbatch and salloc
 // run it too (the --no-kill warning, the DDP_* checks).
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -15,6 +22,7 @@
 #include "ddp/base/parse.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "log.hpp"
+#include "login_host.hpp"
 #include "slurm.hpp"
 #include "state.hpp"
 
@@ -37,14 +45,87 @@ int make_step_secret() {
   return 0;
 }
 
+// slurmctld's configuration, asked once per srun; null when it did not answer.
+using CtlConf = std::unique_ptr<slurm_conf_t, void (*)(slurm_conf_t*)>;
+CtlConf load_ctl_conf() {
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) conf = nullptr;
+  return CtlConf(conf, [](slurm_conf_t* c) {
+    if (c) slurm_compat::free_conf(c);
+  });
+}
+
 // srun: Slurm's KillWait, once per step here rather than by every node, for
 // the agents' default stop grace (stop_grace_for). Travels like the secret.
 // Unknown (slurmctld did not answer): the nodes assume Slurm's default.
-void export_kill_wait() {
-  slurm_conf_t* conf = nullptr;
-  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || !conf) return;
-  ::setenv("SLURM_DDP_KILL_WAIT", std::to_string(conf->kill_wait).c_str(), 1);
-  slurm_compat::free_conf(conf);
+void export_kill_wait(const slurm_conf_t* conf) {
+  if (conf) ::setenv("SLURM_DDP_KILL_WAIT", std::to_string(conf->kill_wait).c_str(), 1);
+}
+
+// This srun's own release, from `srun --version` (10 ms; the plugin's headers
+// say only the release it was built against, and the bug is srun's).
+std::optional<std::string> own_release() {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return std::nullopt;
+  exe[n] = '\0';
+  std::FILE* out = ::popen(("'" + std::string(exe) + "' --version 2>/dev/null").c_str(), "r");
+  if (!out) return std::nullopt;
+  char line[256] = "";
+  const bool read = std::fgets(line, sizeof line, out) != nullptr;
+  ::pclose(out);
+  return read ? srun_release(line) : std::nullopt;
+}
+
+HostIdentity this_host() {
+  HostIdentity me;
+  char name[256] = "";
+  if (::gethostname(name, sizeof name - 1) == 0) {
+    me.names.emplace_back(name);
+    if (const char* dot = std::strchr(name, '.')) me.names.emplace_back(name, std::size_t(dot - name));
+  }
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return me;
+  for (const ifaddrs* a = list; a; a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = "";
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr, text, sizeof text);
+    me.addresses.emplace_back(text);
+  }
+  ::freeifaddrs(list);
+  return me;
+}
+
+// Is this host one Slurm knows (the controller's or a node's)? One more
+// RPC, only where the bug applies.
+bool known_to_slurm(const slurm_conf_t& conf) {
+  const auto me = this_host();
+  for (std::uint32_t i = 0; i < conf.control_cnt; ++i) {
+    const char* addr = conf.control_addr && conf.control_addr[i] ? conf.control_addr[i] : conf.control_machine[i];
+    if (addr && names_this_host(addr, me)) return true;
+  }
+  node_info_msg_t* nodes = nullptr;
+  if (slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS || !nodes) return true;  // cannot tell: say nothing
+  bool known = false;
+  for (std::uint32_t i = 0; i < nodes->record_count && !known; ++i)
+    known = nodes->node_array[i].node_addr && names_this_host(nodes->node_array[i].node_addr, me);
+  slurm_free_node_info_msg(nodes);
+  return known;
+}
+
+// srun --ddp-spares/--ddp-min-nodes on Slurm 22.05.7 or 22.05.8, on a host
+// that is neither a node nor the controller: warn (login_host.hpp). A batch
+// script and a step's task run on a node (SLURMD_NODENAME is set there).
+void warn_if_node_failure_unreachable(const slurm_conf_t* conf) {
+#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
+  const auto& request = state().request;
+  if ((request.spares == 0 && !request.min_nodes) || std::getenv("SLURMD_NODENAME") || !conf) return;
+  const auto release = own_release();
+  if (!release || !loses_node_failures_off_node(*release) || known_to_slurm(*conf)) return;
+  std::fprintf(stderr, "ddp: warning: %s\n", printable(login_host_warning(*release)).c_str());
+#else
+  (void)conf;  // built for a release without the bug
+#endif
 }
 
 // srun with --ddp-requeue: Slurm requeues batch jobs only, and only those
@@ -170,7 +251,9 @@ int client_init_post_opt(spank_t) {
       error(ok.error());
       return -1;
     }
-  export_kill_wait();
+  const auto conf = load_ctl_conf();
+  export_kill_wait(conf.get());
+  warn_if_node_failure_unreachable(conf.get());
   return make_step_secret();
 }
 

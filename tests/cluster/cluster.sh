@@ -11,6 +11,9 @@
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
 #   cluster.sh status [--name NAME]
 #   cluster.sh node   [--name NAME] NODE_INDEX CMD...  # run CMD in a node's netns
+#   cluster.sh login  [--name NAME] CMD...  # run CMD on a login host: a netns on the
+#                     cluster's network (198.18.INDEX.200) that is neither a node nor
+#                     the controller's host, made on first use
 #   cluster.sh start-slurmd [--name NAME] [--configless] NODE_INDEX  # again, after a test killed it
 #
 # What it builds, per cluster NAME (lowercase letters and digits, at most 8):
@@ -381,6 +384,27 @@ cmd_down() {
   echo "cluster.sh: cluster '$name' is down"
 }
 
+# A login host: its own network namespace on the cluster's bridge, with no
+# slurmd and not the controller's address, as a site's login node is (srun
+# there reaches slurmctld and the nodes over the network only). Made once,
+# removed by `down`.
+cmd_login() {
+  need_root
+  [[ -e $conf ]] || die "no cluster '$name'"
+  local ns="sddp-$name-login"
+  if [[ ! -e /var/run/netns/$ns ]]; then
+    ip netns add "$ns"
+    created netns "$ns"
+    ip link add "sddp${name}L" type veth peer name eth0 netns "$ns"
+    created link "sddp${name}L"
+    ip link set "sddp${name}L" master "$bridge" up
+    ip -n "$ns" addr add "$subnet.200/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    ip -n "$ns" link set lo up
+  fi
+  exec nsenter --net="/var/run/netns/$ns" env SLURM_CONF="$conf" "$@"
+}
+
 cmd_env() {
   [[ -e $conf ]] || die "no cluster '$name' (run: $0 up --name $name)"
   echo "export SLURM_CONF=$conf"
@@ -395,6 +419,9 @@ case $cmd in
   start-slurmd)
     [[ -e $conf && ${#node_args[@]} -eq 1 ]] || die "usage: $0 start-slurmd [--name NAME] [--configless] INDEX"
     start_slurmd "${node_args[0]}" ;;
+  login)
+    ((${#node_args[@]} >= 1)) || die "usage: $0 login [--name NAME] CMD..."
+    cmd_login "${node_args[@]}" ;;
   node)
     ((${#node_args[@]} >= 2)) || die "usage: $0 node [--name NAME] INDEX CMD..."
     exec nsenter --net="/var/run/netns/$(netns_name "${node_args[0]}")" "${node_args[@]:1}" ;;

@@ -37,6 +37,24 @@ run srun -N3 -k --ntasks-per-node=2 --ddp=cpu --ddp-spares=1 true
 expect_failure "spares in the task shape"
 expect_in "$ERR" "--ddp-spares needs one task per node" "the task shape is refused"
 
+# From a login host (neither a node nor the controller's host), Slurm 22.05.7
+# and 22.05.8 would leave srun --no-kill waiting forever after a node loss:
+# srun says so there, and only there, and only on those releases.
+release=$(srun --version | awk '{print $NF}')
+login_warning="this srun (Slurm $release) runs on a host that is neither a node nor the controller"
+run "$DDP_SOURCE_DIR/tests/cluster/cluster.sh" login --name "$CLUSTER_NAME" srun -N2 -k --ddp=cpu --ddp-spares=1 true
+expect_rc 0 "srun --ddp-spares from a login host"
+if [[ $release == 22.05.[78] ]]; then
+  expect_in "$ERR" "ddp: warning: --ddp-spares and --ddp-min-nodes need srun --no-kill, and $login_warning" \
+    "the login host warned on $release"
+  expect_in "$ERR" "Upgrade Slurm to 22.05.9 or later, run the srun inside an sbatch script, or declare this host" \
+    "the ways out named"
+else
+  expect_not_in "$ERR" "$login_warning" "no warning on Slurm $release"
+fi
+run srun -N2 -k --ddp=cpu --ddp-spares=1 true
+expect_not_in "$ERR" "neither a node nor the controller" "no warning on the controller's host"
+
 # 1. ddp-train: the uninterrupted run on 2 nodes, then 3 nodes with a spare and a cut.
 run srun -N2 --ddp=cpu --ddp-procs=2 "$train" "${args[@]}" --dump-params "$WORK/clean"
 expect_rc 0 "uninterrupted run"

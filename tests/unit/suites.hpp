@@ -25,6 +25,7 @@ Suite* step_plan_suite();
 Suite* worker_env_suite();
 Suite* site_config_suite();
 Suite* config_check_suite();
+Suite* login_host_suite();
 Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
