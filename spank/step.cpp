@@ -1,5 +1,8 @@
 #include "step.hpp"
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <cstdlib>
 #include <numeric>
 
@@ -81,10 +84,32 @@ Result<StepNodes> step_nodes(JobEnv& env, bool batch_script) {
   return StepNodes{std::move(*list), std::move(nodes).value()};
 }
 
-// The address Slurm itself uses to reach the node. Never getaddrinfo(NodeName)
-// or `hostname`: sites often publish an address the node name does not resolve
-// to (and on our test cluster no node name resolves at all).
-Result<std::string> node_address(const std::string& node) {
+// libslurmfull's own lookup, which slurmd and slurmstepd use to reach a node
+// (message forwarding): NodeName -> the address from the node table this
+// process already holds (slurm.conf's NodeAddr, and Slurm's updates of it for
+// cloud and dynamic nodes), resolved as Slurm resolves it. Not in Slurm's
+// public headers; the same signature in 22.05, 24.11 and 26.05 (read in
+// src/common/read_config.c). Weak: a Slurm without it leaves it null, and the
+// plugin asks slurmctld instead.
+extern "C" int slurm_conf_get_addr(const char* node_name, slurm_addr_t* address, std::uint16_t flags)
+    __attribute__((weak));
+
+namespace {
+
+std::optional<std::string> local_node_address(const std::string& node) {
+  if (!slurm_conf_get_addr) return std::nullopt;
+  slurm_addr_t addr{};
+  if (slurm_conf_get_addr(node.c_str(), &addr, 0) != SLURM_SUCCESS) return std::nullopt;
+  char host[NI_MAXHOST] = "";
+  const auto len = addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (addr.ss_family == 0 ||
+      ::getnameinfo(reinterpret_cast<const sockaddr*>(&addr), socklen_t(len), host, sizeof host, nullptr, 0,
+                    NI_NUMERICHOST) != 0)
+    return std::nullopt;
+  return std::string(host);
+}
+
+Result<std::string> node_address_from_slurmctld(const std::string& node) {
   node_info_msg_t* nodes = nullptr;
   std::string name = node;
   if (slurm_load_node_single(&nodes, name.data(), SHOW_ALL) != SLURM_SUCCESS || !nodes || nodes->record_count < 1) {
@@ -96,6 +121,19 @@ Result<std::string> node_address(const std::string& node) {
   std::string result = addr && *addr ? addr : node;
   slurm_free_node_info_msg(nodes);
   return result;
+}
+
+}  // namespace
+
+// The address Slurm itself uses to reach the node. Never getaddrinfo(NodeName)
+// or `hostname`: sites often publish an address the node name does not resolve
+// to (and on our test cluster no node name resolves at all). From the node
+// table slurmstepd holds, with no RPC: every node of a step asks, and N RPCs
+// per step start would load the one daemon a site cannot scale out
+// (bench/rpc_bench.py); slurmctld only when that table has no answer.
+Result<std::string> node_address(const std::string& node) {
+  if (auto local = local_node_address(node)) return *local;
+  return node_address_from_slurmctld(node);
 }
 
 namespace {
