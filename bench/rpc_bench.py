@@ -14,7 +14,7 @@ rounds. Counts, not times: nothing here depends on the machine's speed.
 
 usage: bench/rpc_bench.py [--build DIR] [--nodes 1,8,64] [--rounds N] [--name NAME]
        [--out bench/results/rpc-per-step.json]"""
-import argparse, collections, json, os, re, statistics, subprocess, sys
+import argparse, collections, json, os, re, statistics, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -65,6 +65,11 @@ def inner(nodes, rounds):
     env = dict(os.environ)
     kinds = {"plain": ["srun", "-N", str(nodes), "true"], "ours": ["srun", "-N", str(nodes), "--ddp=cpu", "true"]}
     seen = {k: [] for k in kinds}
+    # Warm-up: the first steps of a fresh cluster meet slurmds still
+    # registering (MESSAGE_NODE_REGISTRATION_STATUS), which is not the steps'.
+    for cmd in kinds.values():
+        sh(cmd, env=env, timeout=300)
+    time.sleep(5)
     for _ in range(rounds):
         for kind, cmd in kinds.items():
             seen[kind].append(step_rpcs(cmd, env))
@@ -99,13 +104,16 @@ def main():
     results = {"label": a.label, "rounds": a.rounds, "rows": rows}
     with open(a.out, "w") as f:
         json.dump(results, f, indent=1)
-    print(f"slurmctld RPCs per step ({a.label}; medians of {a.rounds} steps each, sdiag's own left out)")
-    print("| nodes | plain srun | srun --ddp | added by --ddp | --ddp's extra RPCs by type (mean per step) |")
-    print("|---|---|---|---|---|")
+    lines = [f"slurmctld RPCs per step ({a.label}; medians of {a.rounds} steps each, sdiag's own left out)", "",
+             "| nodes | plain srun | srun --ddp | added by --ddp | --ddp's extra RPCs by type (mean per step) |",
+             "|---|---|---|---|---|"]
     for r in rows:
         extra = {k: v - r["plain_by_type"].get(k, 0) for k, v in r["ours_by_type"].items()}
         shown = ", ".join(f"{k} {v:+g}" for k, v in extra.items() if abs(v) >= 0.5)
-        print(f"| {r['nodes']} | {r['plain']:g} | {r['ours']:g} | {r['added']:+g} | {shown} |")
+        lines.append(f"| {r['nodes']} | {r['plain']:g} | {r['ours']:g} | {r['added']:+g} | {shown} |")
+    with open(os.path.splitext(a.out)[0] + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -59,8 +59,9 @@ if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok inst
 fi
 packaging/build-deb.sh
 packaging/build-rpm.sh --source-only
-# The release the upgrade test starts from: 1d2248e, the last one whose
-# drop-in named the plugin itself (about 2 minutes to build).
+# The older release for the upgrade and rolling-upgrade tests: 1d2248e, the
+# last one whose drop-in named the plugin itself and whose agents speak
+# rendezvous protocol 3 (about 2 minutes to build, once).
 old_release=1d2248e
 rm -rf build-old && mkdir -p build-old/src
 git archive "$old_release" | tar -x -C build-old/src
@@ -76,6 +77,10 @@ cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
 # sanitizer build and the Debian 13 chroot run them.
 ctest --test-dir build --output-on-failure -LE "unit|lint" -E 'integration\.(spares|min_nodes)$'
 cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null
+# A rolling upgrade: steps spanning a node of the older release (its plugin
+# and agent) and nodes of this one, in both directions.
+tests/package/mixed_versions.sh build-old/build/spank/spank_ddp.so build-old/build/agent/ddp-agent \
+  /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent
 # Removal, reinstall, upgrade from the older release and purge, on a real
 # cluster whose plugstack.conf is Debian's (ends with the package purged).
 tests/package/lifecycle.sh build-deb/slurm-ddp_*.deb "$old_deb"

@@ -157,6 +157,7 @@ void RdzvClient::send(const rdzv::Message& m) {
 
 void RdzvClient::on_message(const rdzv::Message& m) {
   last_seen_ = Clock::now();
+  if (older_coordinator_) return lost(older_coordinator_text());
   if (!welcomed_) return on_handshake(m);
   auto order = rdzv::decode_order(m);
   if (!order) return lost("the rendezvous on node 0 sent a message this agent cannot read: " + order.error());
@@ -233,6 +234,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
     return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(port()) +
                 " is not this step's rendezvous (it could not prove the step's secret)");
   // A coordinator of an older release welcomes whatever version answers.
+  if (challenge_->version == rdzv::kChallengeFormVersion) return join_older_coordinator();
   if (challenge_->version != rdzv::kProtocolVersion)
     return lost("the rendezvous on node 0 runs slurm-ddp " + printable(challenge_->release, 40) + " (protocol " +
                 std::to_string(challenge_->version) + "), this agent slurm-ddp " + kVersion + " (protocol " +
@@ -244,9 +246,26 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
   send(join.to_message());
 }
 
+// A coordinator of protocol 3 (1d2248e) checks the version its JOIN carried:
+// it gets one, in that protocol's form, and ends the step at once naming this
+// node and both protocols. This agent says the same on its own node as soon
+// as that coordinator answers or hangs up.
+void RdzvClient::join_older_coordinator() {
+  older_coordinator_ = true;
+  rdzv::Message join{"JOIN", {}};
+  send(join.set("version", rdzv::kProtocolVersion).set("host", config_.host));
+}
+
+std::string RdzvClient::older_coordinator_text() const {
+  return "the rendezvous on node 0 runs an older slurm-ddp (protocol " + std::to_string(challenge_->version) +
+         "), this agent slurm-ddp " + kVersion + " (protocol " + std::to_string(rdzv::kProtocolVersion) +
+         "): node 0 ends the step; install the same slurm-ddp release on every node";
+}
+
 void RdzvClient::on_close(const std::string& why) {
   graveyard_.push_back(std::move(conn_));
   if (done_) return;
+  if (older_coordinator_) return lost(older_coordinator_text());
   if (!welcomed_) {
     last_error_ = "port " + std::to_string(port()) + ": " + why;  // retried until the deadline
     return next_port();

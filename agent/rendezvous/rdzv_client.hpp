@@ -82,6 +82,8 @@ class RdzvClient {
   void on_handshake(const rdzv::Message& m);
   void on_challenge(const rdzv::Challenge& challenge);
   void on_welcome(const rdzv::Welcome& welcome);
+  void join_older_coordinator();
+  std::string older_coordinator_text() const;
   void on_order(const rdzv::Order& order);
   void on_close(const std::string& why);
   void lost(const std::string& why);
@@ -96,6 +98,7 @@ class RdzvClient {
   std::string client_nonce_, server_nonce_;
   std::optional<rdzv::Challenge> challenge_;  // this connection's
   bool welcomed_ = false, done_ = false;
+  bool older_coordinator_ = false;  // node 0 speaks protocol 3: told our version, we wait for its verdict
   Clock::time_point deadline_, next_try_, last_seen_, last_heartbeat_;
   // A port that has neither refused nor challenged by then is passed by.
   std::optional<Clock::time_point> challenge_due_;

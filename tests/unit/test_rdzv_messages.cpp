@@ -167,6 +167,28 @@ START_TEST(a_version_refusal_names_both_versions) {
 }
 END_TEST
 
+// Agents of protocol 3 (1d2248e) leave at a CHALLENGE whose version is not
+// 3 and send a RESPONSE without one: the handshake is read so that both sides
+// of a step with such a node name it at once.
+START_TEST(the_handshake_reads_protocol_3_and_4_peers) {
+  Challenge mine;
+  mine.release = "x";
+  mine.run = "1.0";
+  mine.nonce = std::string(64, 'a');
+  const auto line = encode(mine.to_message());
+  CK_CONTAINS(line, "CHALLENGE version=3 protocol=" + std::to_string(kProtocolVersion) + " ");
+  ck_assert_uint_eq(through_the_wire(mine).version, kProtocolVersion);
+  const auto of = [](const std::string& text) { return Challenge::from_message(*decode(text)); };
+  ck_assert_uint_eq(of("CHALLENGE version=4 release=0.1.0 run=1.0 nonce=ab")->version, 4);  // 27f98a9
+  ck_assert_uint_eq(of("CHALLENGE version=3 run=1.0 nonce=ab")->version, 3);                // 1d2248e
+  const auto old = Response::from_message(*decode("RESPONSE node=1 cnonce=ab mac=cd"));
+  ck_assert(old.ok());
+  ck_assert_uint_eq(old->version, 3);
+  CK_CONTAINS(refusal_for_version(1, "from 10.0.0.2", *old),
+              "node 1 (from 10.0.0.2) runs slurm-ddp of an older release (rendezvous protocol 3) but node 0 runs");
+}
+END_TEST
+
 // The words the user reads, one case per kind (the integration tests grep
 // these: fail_fast, hang, restarts, node_loss).
 START_TEST(each_kind_of_failure_is_worded_once) {
@@ -243,5 +265,5 @@ Suite* rdzv_messages_suite() {
   return make_suite("rdzv_messages", {every_message_survives_its_own_line, done_carries_the_whole_root_cause,
                                       messages_read_strictly, a_long_tail_is_shortened_to_fit_one_line,
                                       a_verdict_with_two_long_tails_fits_one_line,
-                                      a_version_refusal_names_both_versions, each_kind_of_failure_is_worded_once});
+                                      a_version_refusal_names_both_versions, the_handshake_reads_protocol_3_and_4_peers, each_kind_of_failure_is_worded_once});
 }

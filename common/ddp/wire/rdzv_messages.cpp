@@ -213,13 +213,18 @@ Result<V> as(const Message& m) {
 
 Message Challenge::to_message() const {
   Message m{"CHALLENGE", {}};
-  return m.set("version", version).set("release", release).set("run", run).set("nonce", nonce);
+  return m.set("version", kChallengeFormVersion)
+      .set("protocol", version)
+      .set("release", release)
+      .set("run", run)
+      .set("nonce", nonce);
 }
 
 Result<Challenge> Challenge::from_message(const Message& m) {
   Fields f(m, "CHALLENGE");
   Challenge c;
-  c.version = std::uint32_t(f.number("version", 0, 1u << 20));
+  const auto form = f.number("version", 0, 1u << 20);
+  c.version = std::uint32_t(f.maybe_number("protocol", 0, 1u << 20).value_or(form));  // before 5: `version`
   c.release = f.maybe_text("release");
   c.run = f.text("run");
   c.nonce = f.text("nonce");
@@ -237,7 +242,7 @@ Result<Response> Response::from_message(const Message& m) {
   r.node = std::uint32_t(f.number("node", 0, kMaxNode));
   r.cnonce = f.text("cnonce");
   r.mac = f.text("mac");
-  r.version = std::uint32_t(f.number("version", 0, 1u << 20));
+  r.version = std::uint32_t(f.maybe_number("version", 0, 1u << 20).value_or(3));  // protocol 3 sent none
   r.release = f.maybe_text("release");
   return f.done(std::move(r));
 }
@@ -267,7 +272,8 @@ Result<Elsewhere> Elsewhere::from_message(const Message& m) {
 }
 
 std::string refusal_for_version(std::uint32_t node, const std::string& from, const Response& theirs) {
-  const auto release = [](const std::string& r) { return r.empty() ? std::string("(unknown release)") : r; };
+  // Agents of protocol 3 do not say their release.
+  const auto release = [](const std::string& r) { return r.empty() ? std::string("of an older release") : r; };
   return "node " + std::to_string(node) + " (" + from + ") runs slurm-ddp " + printable(release(theirs.release), 40) +
          " (rendezvous protocol " + std::to_string(theirs.version) + ") but node 0 runs slurm-ddp " + kVersion +
          " (protocol " + std::to_string(kProtocolVersion) +

@@ -33,12 +33,22 @@ namespace ddp::rdzv {
 //   4: CHALLENGE and RESPONSE carry version and release, JOIN no longer;
 //      FAIL and DONE carry the failure as data (failure.hpp); ABORT is a DONE;
 //      START without `world` (the sum of `counts`)
-inline constexpr std::uint32_t kProtocolVersion = 4;
+//   5: CHALLENGE says version=3 (kChallengeFormVersion) and the coordinator's
+//      own in `protocol`, so that an agent of protocol 3 (1d2248e) answers
+//      and is refused by name within seconds, instead of leaving in silence
+//      and being missed at the rendezvous timeout; a RESPONSE without a
+//      version is such an agent's. And an agent that meets a coordinator of
+//      protocol 3 answers its JOIN, which that coordinator checks, so it ends
+//      the step at once naming this node and both protocols.
+inline constexpr std::uint32_t kProtocolVersion = 5;
+// What CHALLENGE's `version` says from protocol 5 on: agents of protocol 3
+// compare it with theirs and leave unless equal; later agents read `protocol`.
+inline constexpr std::uint32_t kChallengeFormVersion = 3;
 
 // ---- the handshake (the same form in every version) ----------------------
 
 struct Challenge {  // coordinator -> agent, first thing on a connection
-  std::uint32_t version = kProtocolVersion;
+  std::uint32_t version = kProtocolVersion;  // the coordinator's (on the wire: `protocol`, or `version` before 5)
   std::string release;  // slurm-ddp's version, for the message when versions differ
   std::string run;      // the run id the MACs bind
   std::string nonce;    // the server nonce
@@ -51,7 +61,7 @@ struct Response {  // agent -> coordinator: proves the step's secret for `node`
   std::uint32_t node = 0;
   std::string cnonce;
   std::string mac;  // client_mac(secret, run, node, nonce, cnonce)
-  std::uint32_t version = kProtocolVersion;
+  std::uint32_t version = kProtocolVersion;  // absent on the wire: protocol 3
   std::string release;
   Message to_message() const;
   static Result<Response> from_message(const Message& m);
