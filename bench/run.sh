@@ -29,6 +29,9 @@ REPEATS=$repeats tests/chroot/run.sh trixie --bench
 echo "bench: launch latency, srun --ddp vs torchrun vs the workers alone"
 bench/launch_bench.py --repeats "$((repeats + 2))"
 
+echo "bench: slurmctld's RPCs per step, srun --ddp vs plain srun, at 1, 8 and 64 nodes"
+/usr/bin/python3 bench/rpc_bench.py --rounds 7
+
 echo "bench: all-reduce bandwidth (shared memory, Gloo TCP) and the memcpy ceiling"
 OMP_NUM_THREADS=1 $agent --nproc 2 --no-prefix -- build/bench/ddp-allreduce-bench >"$out/allreduce-shm.txt"
 OMP_NUM_THREADS=1 DDP_NO_SHM=1 $agent --nproc 2 --no-prefix -- build/bench/ddp-allreduce-bench >"$out/allreduce-gloo.txt"

@@ -48,9 +48,10 @@ tests/chroot/run.sh trixie --package -LE lint -E 'integration\.rdzv_flood$'
 # site config, privileges, the launch path, configless nodes, pyxis's refusal,
 # torchrun's worker variables, the stop grace, Slurm's variables per worker,
 # a 2-node training run inside apptainer containers (sid has apptainer),
-# planted run files, a reader that pauses, and six steps sharing two nodes
-# and a 16-port range (ports that never collide).
-tests/chroot/run.sh sid -R 'unit\.|allreduce_cpu|sbatch_propagation|errors|fail_fast|restarts|site_config|privilege|launch_path|configless|container_refusal|torchrun_env|stop_grace|slurm_view|hang|apptainer|run_files|paused_reader|concurrent_ports'
+# planted run files, a reader that pauses, six steps sharing two nodes
+# and a 16-port range (ports that never collide), and oversized values
+# forged into a step's environment (bounded before any parser).
+tests/chroot/run.sh sid -R 'unit\.|allreduce_cpu|sbatch_propagation|errors|fail_fast|restarts|site_config|privilege|launch_path|configless|container_refusal|torchrun_env|stop_grace|slurm_view|hang|apptainer|run_files|paused_reader|concurrent_ports|root_inputs'
 
 # The package, as a site installs it.
 if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then
