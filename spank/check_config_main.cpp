@@ -88,13 +88,6 @@ void read_plugstack(const std::string& file, int depth, std::vector<PlugstackLin
   }
 }
 
-std::optional<std::string> config_from_args(const std::vector<PlugstackLine>& lines) {
-  for (const auto& l : lines)
-    for (const auto& a : l.args)
-      if (l.path.ends_with("/spank_ddp.so") && a.starts_with("config=")) return a.substr(7);
-  return std::nullopt;
-}
-
 int print(const Report& report, const std::string& plugstack, const std::string& config, const Options& opt) {
   int errors = 0, warnings = 0;
   for (const auto& f : report.findings) {
@@ -154,13 +147,15 @@ int run(const Options& opt) {
   read_plugstack(plugstack, 0, lines, report);
   report.add(check_plugstack(lines, [](const std::string& p) { return std::filesystem::is_regular_file(p); },
                              DDP_PLUGSTACK_INCLUDE_DIR));
-  PluginArgs args;
+  PluginArgs args;  // the first line's that parses (check_plugstack reported the others)
   for (const auto& l : lines)
-    if (l.path.ends_with("/spank_ddp.so"))
-      if (auto parsed = parse_plugin_args({l.args.begin(), l.args.end()})) args = *parsed;
-  const auto named = config_from_args(lines);
-  const std::string path = !opt.config.empty() ? opt.config : named.value_or(DDP_CONFIG_DEFAULT_PATH);
-  auto loaded = load_site_config(path, !opt.config.empty() || named.has_value());
+    if (loads_spank_ddp(l))
+      if (auto parsed = parse_plugin_args({l.args.begin(), l.args.end()})) {
+        args = *parsed;
+        break;
+      }
+  const std::string path = !opt.config.empty() ? opt.config : args.config.value_or(DDP_CONFIG_DEFAULT_PATH);
+  auto loaded = load_site_config(path, !opt.config.empty() || args.config.has_value());
   if (!loaded) {
     report.findings.push_back({Finding::Level::Error, "", loaded.error()});
   } else {

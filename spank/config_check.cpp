@@ -8,11 +8,6 @@ namespace ddp::spank {
 
 namespace {
 
-bool is_our_plugin(const std::string& path) {
-  const auto slash = path.rfind('/');
-  return path.substr(slash == std::string::npos ? 0 : slash + 1) == "spank_ddp.so";
-}
-
 std::vector<std::string> words_of(std::string_view text) {
   std::vector<std::string> words;
   for (std::size_t i = 0; i < text.size();) {
@@ -46,13 +41,19 @@ Result<std::optional<PlugstackLine>> parse_plugstack_line(std::string_view text,
   return std::optional<PlugstackLine>(std::move(line));
 }
 
+bool loads_spank_ddp(const PlugstackLine& line) {
+  const auto slash = line.path.rfind('/');
+  return line.kind != PlugstackLine::Kind::Include &&
+         line.path.substr(slash == std::string::npos ? 0 : slash + 1) == "spank_ddp.so";
+}
+
 std::vector<Finding> check_plugstack(const std::vector<PlugstackLine>& lines,
                                      const std::function<bool(const std::string&)>& file_exists,
                                      std::string_view package_dir) {
   std::vector<Finding> out;
   std::vector<const PlugstackLine*> ours;
   for (const auto& l : lines)
-    if (l.kind != PlugstackLine::Kind::Include && is_our_plugin(l.path)) ours.push_back(&l);
+    if (loads_spank_ddp(l)) ours.push_back(&l);
   if (ours.empty())
     return {{Finding::Level::Warning, "",
              "no plugstack line loads spank_ddp.so: srun and sbatch on this host do not know --ddp (install "

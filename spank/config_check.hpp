@@ -33,6 +33,9 @@ struct PlugstackLine {
 // nullopt: a blank or comment line. Error: a line Slurm would not read.
 Result<std::optional<PlugstackLine>> parse_plugstack_line(std::string_view text, std::string where);
 
+// A required or optional line whose plugin file is spank_ddp.so.
+bool loads_spank_ddp(const PlugstackLine& line);
+
 // The lines that load spank_ddp.so (after includes), with: is a file at
 // each one's path? And the package's own line (DDP_PLUGSTACK_INCLUDE_DIR):
 // a line elsewhere naming the plugin survives `apt remove`.

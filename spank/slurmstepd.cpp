@@ -2,7 +2,7 @@
 // for the process it runs in, like client.cpp (srun, sbatch, salloc).
 //
 //   init_post_opt (root)  DDP_* environment equivalents; load the site config;
-//                         node 0's address (MASTER_ADDR) from slurmctld
+//                         node 0's address (MASTER_ADDR) from Slurm's node table
 //   user_init     (euid user, real/saved uid root) once per node: site
 //                         environment; the step's facts and the node's
 //                         hardware, planned by plan_step (ddp/plan/step_plan.hpp)
@@ -111,7 +111,8 @@ Status check_task_identity(spank_t sp) {
               "), so it starts nothing: has Slurm changed when it calls task_init? Please report it");
 }
 
-// MASTER_ADDR is node 0's NodeAddr, asked of slurmctld here, in
+// MASTER_ADDR is node 0's address (node_address: slurmstepd's own node
+// table, slurmctld only when that has no answer), looked up here, in
 // init_post_opt, where slurmstepd still runs as root with nothing locked.
 // From Slurm 24.11 on, slurmstepd holds its authentication lock for writing
 // while it runs user_init and task_init as the user (drop_privileges() calls

@@ -64,6 +64,8 @@ packaging/build-rpm.sh --source-only
 # last one whose drop-in named the plugin itself and whose agents speak
 # rendezvous protocol 3 (about 2 minutes to build, once).
 old_release=1d2248e
+git cat-file -e "$old_release^{commit}" 2>/dev/null ||
+  { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
 rm -rf build-old && mkdir -p build-old/src
 git archive "$old_release" | tar -x -C build-old/src
 BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
