@@ -58,7 +58,10 @@ expect_in "$replay" "other-secret-their-run: $refused" "job A's secret over job 
 expect_in "$replay" "genuine: REFUSED reason=node%201%20has%20already%20joined" "the captured handshake was genuine"
 # The right secret, another protocol version: refused, naming both.
 expect_in "$replay" "other-version: REFUSED reason=node%201%20%28from%20" "another version is refused"
-expect_in "$replay" "%28rendezvous%20protocol%203%29%20but%20node%200%20runs%20slurm-ddp" "the refusal names both versions"
+expect_in "$replay" "%28rendezvous%20protocol%204%29%20but%20node%200%20runs%20slurm-ddp" "the refusal names both versions"
+expect_in "$replay" "protocol-3: REFUSED reason=node%201%20%28from%20" "an agent of protocol 3 is refused too"
+expect_in "$replay" "runs%20slurm-ddp%20of%20an%20older%20release%20%28rendezvous%20protocol%203%29" \
+  "an agent of protocol 3 named as such"
 
 # 3. 100 idle connections to job A: cut at the handshake timeout (5 s) or shed.
 "$PYTHON" "$peer" flood "$addr_a" "$port_a" --idle 100 --limit 40 >"$WORK/flood.json" 2>&1 ||

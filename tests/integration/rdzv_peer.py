@@ -95,19 +95,22 @@ def client_mac(secret, run, node, snonce, cnonce):
 
 
 def response(secret, run, node, snonce, version):
-    """The RESPONSE an agent of protocol `version` (the CHALLENGE's) writes."""
+    """The RESPONSE an agent of protocol `version` (the CHALLENGE's) writes;
+    None: an agent of protocol 3, whose RESPONSE says neither version nor release."""
     cnonce = secrets.token_hex(32)
     mac = client_mac(secret, run, node, snonce, cnonce)
-    return f"RESPONSE node={node} cnonce={cnonce} mac={mac} version={version} release=peer\n".encode()
+    tail = "" if version is None else f" version={version} release=peer"
+    return f"RESPONSE node={node} cnonce={cnonce} mac={mac}{tail}\n".encode()
 
 
 def challenge(s):
-    """The CHALLENGE's run id, nonce and protocol version."""
+    """The CHALLENGE's run id, nonce and protocol version (from protocol 5 in
+    `protocol`; `version` then says 3, for agents of protocol 3)."""
     line = read_line(s)
     verb, f = fields(line)
     if verb != "CHALLENGE":
         sys.exit(f"expected a CHALLENGE, got {line!r}")
-    return f["run"], f["nonce"], f["version"]
+    return f["run"], f["nonce"], f.get("protocol", f["version"])
 
 
 MALFORMED = [
@@ -229,7 +232,12 @@ def cmd_replay(a):
     _, nonce5, _ = challenge(s5)
     s5.sendall(response(a.secret_a, run_a, a.node, nonce5, int(version) - 1))
     print("other-version:", read_line(s5), flush=True)
-    # 4. The genuine one where it belongs: the MAC verifies (this node has joined).
+    # 5. The same from an agent of protocol 3 (1d2248e): no version at all.
+    s6 = connect(a.host_a, a.port_a)
+    _, nonce6, _ = challenge(s6)
+    s6.sendall(response(a.secret_a, run_a, a.node, nonce6, None))
+    print("protocol-3:", read_line(s6), flush=True)
+    # 6. The genuine one where it belongs: the MAC verifies (this node has joined).
     s1.sendall(genuine)
     print("genuine:", read_line(s1), flush=True)
 
