@@ -89,15 +89,17 @@ Result<StepNodes> step_nodes(JobEnv& env, bool batch_script) {
 // process already holds (slurm.conf's NodeAddr, and Slurm's updates of it for
 // cloud and dynamic nodes), resolved as Slurm resolves it. Not in Slurm's
 // public headers; the same signature in 22.05, 24.11 and 26.05 (read in
-// src/common/read_config.c). Weak: a Slurm without it leaves it null, and the
-// plugin asks slurmctld instead.
+// src/common/read_config.c), so it is used only when built for those (the
+// package is rebuilt for each Slurm release). Weak: a Slurm without it
+// leaves it null, and the plugin asks slurmctld instead.
+#define DDP_SLURM_CONF_GET_ADDR_KNOWN (SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(26, 6, 0))
 extern "C" int slurm_conf_get_addr(const char* node_name, slurm_addr_t* address, std::uint16_t flags)
     __attribute__((weak));
 
 namespace {
 
 std::optional<std::string> local_node_address(const std::string& node) {
-  if (!slurm_conf_get_addr) return std::nullopt;
+  if (!DDP_SLURM_CONF_GET_ADDR_KNOWN || !slurm_conf_get_addr) return std::nullopt;
   slurm_addr_t addr{};
   if (slurm_conf_get_addr(node.c_str(), &addr, 0) != SLURM_SUCCESS) return std::nullopt;
   char host[NI_MAXHOST] = "";
