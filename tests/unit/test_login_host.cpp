@@ -1,13 +1,16 @@
 // The Slurm 22.05.7/22.05.8 login-host check (spank/login_host.cpp), on values.
 #include "login_host.hpp"
 
+#include <optional>
+#include <string>
+
 #include "suites.hpp"
 
 using namespace ddp::spank;
 
 START_TEST(affected_releases_from_srun_version) {
-  ck_assert_str_eq(srun_release("slurm-wlm 22.05.8\n")->c_str(), "22.05.8");
-  ck_assert_str_eq(srun_release("slurm 24.11.5")->c_str(), "24.11.5");
+  ck_assert(srun_release("slurm-wlm 22.05.8\n") == std::optional<std::string>("22.05.8"));
+  ck_assert(srun_release("slurm 24.11.5") == std::optional<std::string>("24.11.5"));
   ck_assert(!srun_release("").has_value());
   ck_assert(!srun_release("slurm-wlm\n").has_value());
   ck_assert(loses_node_failures_off_node("22.05.7"));
