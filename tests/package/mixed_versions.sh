@@ -11,8 +11,10 @@
 # upgraded": its slurmd runs on a copy of slurm.conf whose PlugStackConfig
 # names the older plugin, as a node with the older package has it.
 set -euo pipefail
-old_plugin=${1:?usage: mixed_versions.sh OLD_PLUGIN OLD_AGENT NEW_PLUGIN NEW_AGENT}
-old_agent=${2:?} new_plugin=${3:?} new_agent=${4:?}
+(($# == 4)) || { echo "usage: mixed_versions.sh OLD_PLUGIN OLD_AGENT NEW_PLUGIN NEW_AGENT" >&2; exit 2; }
+# plugstack.conf and agent= take absolute paths (Slurm reads a relative one
+# from its PluginDir).
+old_plugin=$(realpath "$1") old_agent=$(realpath "$2") new_plugin=$(realpath "$3") new_agent=$(realpath "$4")
 cd "$(dirname "$0")/../.."
 cluster=tests/cluster/cluster.sh
 name=mixver
