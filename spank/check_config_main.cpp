@@ -49,6 +49,7 @@ std::string default_plugstack() {
   const std::filesystem::path conf = env && *env ? env : "/etc/slurm/slurm.conf";
   std::ifstream in(conf);
   for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
     const auto eq = line.find('=');
     if (eq == std::string::npos) continue;
     std::string key(trim(std::string_view(line).substr(0, eq)));
