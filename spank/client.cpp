@@ -117,15 +117,13 @@ bool known_to_slurm(const slurm_conf_t& conf) {
 // that is neither a node nor the controller: warn (login_host.hpp). A batch
 // script and a step's task run on a node (SLURMD_NODENAME is set there).
 void warn_if_node_failure_unreachable(const slurm_conf_t* conf) {
-#if SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0)
+  constexpr bool built_for_22_05 = SLURM_VERSION_NUMBER < SLURM_VERSION_NUM(22, 6, 0);  // else no such srun
   const auto& request = state().request;
-  if ((request.spares == 0 && !request.min_nodes) || std::getenv("SLURMD_NODENAME") || !conf) return;
+  if (!built_for_22_05 || (request.spares == 0 && !request.min_nodes) || std::getenv("SLURMD_NODENAME") || !conf)
+    return;
   const auto release = own_release();
   if (!release || !loses_node_failures_off_node(*release) || known_to_slurm(*conf)) return;
   std::fprintf(stderr, "ddp: warning: %s\n", printable(login_host_warning(*release)).c_str());
-#else
-  (void)conf;  // built for a release without the bug
-#endif
 }
 
 // srun with --ddp-requeue: Slurm requeues batch jobs only, and only those
