@@ -42,11 +42,15 @@ struct Report {
   void add(std::vector<Finding> more) { findings.insert(findings.end(), more.begin(), more.end()); }
 };
 
+std::filesystem::path slurm_conf_path() {
+  const char* env = std::getenv("SLURM_CONF");
+  return env && *env ? env : "/etc/slurm/slurm.conf";
+}
+
 // Slurm's default: plugstack.conf beside slurm.conf, unless slurm.conf says
 // PlugStackConfig=.
 std::string default_plugstack() {
-  const char* env = std::getenv("SLURM_CONF");
-  const std::filesystem::path conf = env && *env ? env : "/etc/slurm/slurm.conf";
+  const auto conf = slurm_conf_path();
   std::ifstream in(conf);
   for (std::string line; std::getline(in, line);) {
     line = line.substr(0, line.find('#'));
@@ -107,6 +111,13 @@ int print(const Report& report, const std::string& plugstack, const std::string&
 
 // Partitions and nodes from slurmctld; nullopt (and a note) when it does not answer.
 std::optional<SlurmView> ask_slurmctld(Report& report) {
+  // From 24.11 on the API needs slurm_init() first (its auth and hash
+  // plugins); it reads slurm.conf, and ends the process when there is none.
+  if (!std::filesystem::is_regular_file(slurm_conf_path())) {
+    report.notes.push_back("no " + slurm_conf_path().string() + ": partition and node names not checked");
+    return std::nullopt;
+  }
+  slurm_init(nullptr);
   partition_info_msg_t* parts = nullptr;
   node_info_msg_t* nodes = nullptr;
   if (slurm_load_partitions(0, &parts, SHOW_ALL) != SLURM_SUCCESS || slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS) {
