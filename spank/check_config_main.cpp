@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -109,32 +110,38 @@ int print(const Report& report, const std::string& plugstack, const std::string&
   return errors > 0 || (opt.strict && warnings > 0) ? 1 : 0;
 }
 
-// Partitions and nodes from slurmctld; nullopt (and a note) when it does not answer.
-std::optional<SlurmView> ask_slurmctld(Report& report) {
-  // From 24.11 on the API needs slurm_init() first (its auth and hash
-  // plugins); it reads slurm.conf, and ends the process when there is none.
-  if (!std::filesystem::is_regular_file(slurm_conf_path())) {
-    report.notes.push_back("no " + slurm_conf_path().string() + ": partition and node names not checked");
-    return std::nullopt;
+// A client command's output lines; nullopt when it failed.
+std::optional<std::vector<std::string>> command_lines(const char* command) {
+  std::FILE* out = ::popen(command, "r");
+  if (!out) return std::nullopt;
+  std::vector<std::string> lines;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, out)) {
+    std::string line(buf);
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) lines.push_back(line);
   }
-  slurm_init(nullptr);
-  partition_info_msg_t* parts = nullptr;
-  node_info_msg_t* nodes = nullptr;
-  if (slurm_load_partitions(0, &parts, SHOW_ALL) != SLURM_SUCCESS || slurm_load_node(0, &nodes, SHOW_ALL) != SLURM_SUCCESS) {
-    report.notes.push_back(std::string("slurmctld did not answer (") + slurm_strerror(slurm_compat::last_error()) +
-                           "): partition and node names not checked");
-    if (parts) slurm_free_partition_info_msg(parts);
+  return ::pclose(out) == 0 ? std::optional(lines) : std::nullopt;
+}
+
+// Partitions and nodes as slurmctld knows them, through sinfo: a client
+// command, so the site's authentication and its plugins are Slurm's own
+// business (a program linking libslurm would have to load them itself, and
+// some need libslurmfull's symbols). nullopt (and a note) when it fails.
+std::optional<SlurmView> ask_slurmctld(Report& report) {
+  const auto parts = command_lines("sinfo -h -a -s -o '%R %N' 2>/dev/null");
+  const auto nodes = command_lines("sinfo -h -a -N -o '%N' 2>/dev/null");
+  if (!parts || !nodes) {
+    report.notes.push_back("sinfo did not answer (is slurmctld up?): partition and node names not checked");
     return std::nullopt;
   }
   SlurmView view;
-  for (std::uint32_t i = 0; i < parts->record_count; ++i) {
-    const auto& p = parts->partition_array[i];
-    view.partitions.push_back({p.name ? p.name : "", p.nodes ? p.nodes : ""});
+  for (const auto& line : *parts) {
+    const auto space = line.find(' ');
+    view.partitions.push_back({line.substr(0, space), space == std::string::npos ? "" : line.substr(space + 1)});
   }
-  for (std::uint32_t i = 0; i < nodes->record_count; ++i)
-    if (nodes->node_array[i].name) view.nodes.emplace_back(nodes->node_array[i].name);
-  slurm_free_partition_info_msg(parts);
-  slurm_free_node_info_msg(nodes);
+  for (const auto& node : *nodes)
+    if (std::find(view.nodes.begin(), view.nodes.end(), node) == view.nodes.end()) view.nodes.push_back(node);
   return view;
 }
 
