@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "agent_impl.hpp"
 #include "ddp/base/parse.hpp"
@@ -23,6 +25,14 @@ std::string host_name() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
   return buf;
+}
+
+// This agent's binary, for the pre-flight's helper modes (checks/checks.hpp);
+// "ddp-agent" from PATH when /proc cannot say.
+std::string self_binary() {
+  std::error_code error;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "ddp-agent" : path.string();
 }
 
 // With the hang watch on, room in the stderr tails for a stack dump of
@@ -44,7 +54,10 @@ Agent::Agent(AgentSpec spec)
       hang_(std::chrono::milliseconds(spec_.plan.hang_timeout_ms)),
       health_(spec_.plan.health_check, std::chrono::milliseconds(spec_.plan.health_check_timeout_ms),
               spec_.plan.node_rank, host_),
-      requeue_(spec_.plan, spec_.standalone) {
+      requeue_(spec_.plan, spec_.standalone),
+      bad_nodes_(spec_.plan.bad_node_report),
+      preflight_(self_binary()),
+      report_(spec_.plan, spec_.standalone) {
   attempt_.layout = planned_layout(spec_.plan);
 }
 
@@ -138,7 +151,10 @@ void Agent::on_stop(std::uint32_t attempt) {
 
 void Agent::on_done(const Verdict& verdict) {
   // One root cause for the whole job: node 0's agent prints it.
-  if (verdict.cause && coordinator_) spdlog::error("root cause: {}", describe(*verdict.cause));
+  if (verdict.cause && coordinator_) {
+    spdlog::error("root cause: {}", describe(*verdict.cause));
+    report_.on_verdict(*verdict.cause);
+  }
   if (verdict.cause && !coordinator_ && spec_.plan.verbose) spdlog::info("stopping: {}", describe(*verdict.cause));
   step({.kind = Event::Verdict, .value = verdict.exit_code(), .workers_running = group_.running() > 0});
 }
@@ -172,6 +188,9 @@ void Agent::on_signal() {
       // the first: the workers are stopped with it (lifecycle.cpp).
       if (spec_.plan.verbose && life_.state != AgentState::Done && !life_.stop_signal)
         spdlog::warn("node {}: received {}, stopping the workers", spec_.plan.node_rank, signal_name(sig));
+      // Node 0 asks slurmctld once why (a time limit, scancel...), unless it
+      // requeued the job itself or the run had its verdict.
+      if (coordinator_ && !requeue_.holds() && !coordinator_->verdict()) report_.on_signal(sig);
       step({.kind = Event::Signal, .value = sig});
     }
   }
@@ -246,12 +265,25 @@ Status Agent::start_coordinator() {
 
 void Agent::start_client() {
   auto ports = coordinator_ ? std::vector<std::uint16_t>{coordinator_->port()} : rdzv_candidates(spec_.plan);
-  client_.emplace(loop_, ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, std::move(ports)),
+  auto config = ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, std::move(ports));
+  if (const char* name = std::getenv("SLURMD_NODENAME"); name && !spec_.standalone) config.slurm_node = name;
+  client_.emplace(loop_, std::move(config),
                   RdzvClient::Events{[this](const rdzv::Start& s) { on_start(s); },
                                      [this](std::uint32_t a) { on_stop(a); },
                                      [this](const Verdict& v) { on_done(v); },
-                                     [this](const std::string& why) { on_lost(why); }});
+                                     [this](const std::string& why) { on_lost(why); },
+                                     [this](const rdzv::Order& check) { on_check(check); }});
   client_->begin();
+}
+
+// Node 0: the nodes taken out for cause stay out of a requeue, and the site's
+// BadNodeHook hears of them.
+void Agent::tick_taken_out() {
+  const auto& out = coordinator_->taken_out();
+  std::vector<std::string> names;
+  for (const auto& bad : out) names.push_back(bad.node);
+  requeue_.tick(coordinator_->verdict().has_value(), names);
+  bad_nodes_.tick(out);
 }
 
 // The event loop until the run is over (Done, and node 0's duties done).
@@ -262,9 +294,12 @@ Status Agent::serve() {
     if (coordinator_) coordinator_->tick();
     client_->tick();
     tick_stopping();
-    if (coordinator_) requeue_.tick(coordinator_->verdict().has_value());
+    if (coordinator_) tick_taken_out();
+    report_.tick();
     tick_hang_watch();
     tick_health_check();
+    tick_load_watch();
+    tick_preflight();
     for (const auto& said : output_.tick()) spdlog::warn("node {}: {}", spec_.plan.node_rank, said);
     update_output_flow();
     if (life_.state == AgentState::Done && may_leave(linger_until)) return Ok{};
@@ -275,6 +310,7 @@ Status Agent::serve() {
 // pauses is waited for, unless Slurm stops the step), and node 0 may have to
 // stay a while.
 bool Agent::may_leave(std::optional<Clock::time_point>& linger_until) {
+  if (report_.busy() || requeue_.busy()) return false;  // slurmctld's answers, bounded
   if (life_.stop_signal) return true;
   if (!output_.written()) return false;
   if (!coordinator_ || life_.lost) return true;

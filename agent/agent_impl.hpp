@@ -12,8 +12,12 @@
 #include "agent.hpp"
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
+#include "duties/bad_node_reporter.hpp"
 #include "duties/hang_monitor.hpp"
 #include "duties/health_check.hpp"
+#include "duties/job_report.hpp"
+#include "duties/load_watch.hpp"
+#include "duties/preflight_checks.hpp"
 #include "duties/requeue.hpp"
 #include "event_loop.hpp"
 #include "lifecycle.hpp"
@@ -49,6 +53,9 @@ class Agent {
   void on_stop(std::uint32_t attempt);
   void on_done(const Verdict& verdict);
   void on_lost(const std::string& why);
+  void on_check(const rdzv::Order& check);
+  void tick_preflight();
+  void tick_taken_out();
   void on_worker_exits();
   void tick_stopping();
   void stopped();
@@ -68,6 +75,7 @@ class Agent {
   void report_hang();
   void tell_if_untouched();
   void tick_health_check();
+  void tick_load_watch();
 
   const AgentSpec spec_;
   const std::string host_;
@@ -83,7 +91,11 @@ class Agent {
   WorkerStop stop_;  // while life_.stopping_workers
   HangMonitor hang_;
   HealthCheck health_;
+  LoadWatch load_;  // the workers' time on and waiting for a CPU, to node 0 in LOADs
   Requeuer requeue_;
+  BadNodeReporter bad_nodes_;  // node 0: to the site's BadNodeHook
+  PreflightChecks preflight_;  // node 0's CHECKCPU and CHECKNET, before attempt 0
+  JobReport report_;  // node 0: why Slurm stopped the step; the verdict in the job's Comment
   Lifecycle life_;  // the state and what goes with it (lifecycle.hpp)
   bool output_paused_ = false;  // the workers' pipes are out of the loop: their output is held
 };

@@ -5,10 +5,12 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "agent_impl.hpp"
 #include "ddp/base/parse.hpp"
+#include "ddp/node/cgroup.hpp"
 
 namespace ddp::agent {
 
@@ -44,6 +46,8 @@ Status Agent::start_workers() {
                  layout.rank_base + layout.nproc - 1, layout.world_size, layout.master_addr, layout.master_port,
                  attempt_.ifname.empty() ? "" : ", interface " + attempt_.ifname);
   hang_.begin_attempt(WallClock::now());
+  attempt_.oom_kills_at_start = oom_kills(getpid());
+  load_.begin_attempt();
   exits_.assign(layout.nproc, std::nullopt);
   auto started = group_.start(spec_.command, launches, signals_.previous_mask(),
                               [this](std::uint32_t local) { output_.close_child_ends(local); });
@@ -85,8 +89,11 @@ std::string Agent::error_file(std::uint32_t local) const {
 
 void Agent::report_exit(const WorkerExit& exit) {
   output_.drain();
+  // The OOM killer strikes with SIGKILL; its cgroup counts it (cgroup.hpp).
+  const auto oom_now = exit.signaled && exit.signal == SIGKILL ? oom_kills(getpid()) : std::nullopt;
+  const bool oom_killed = oom_now && attempt_.oom_kills_at_start && *oom_now > *attempt_.oom_kills_at_start;
   report_failure(exit_failure(site(), exit, stderr_excerpt(output_.stderr_tail(exit.local_rank)),
-                              error_file(exit.local_rank)));
+                              error_file(exit.local_rank), oom_killed));
 }
 
 // The first failure on this node: report it, then stop our other workers at
@@ -98,7 +105,8 @@ void Agent::report_failure(const Failure& failure) {
 }
 
 // ---------------------------------------------------------------------------
-// The duties: the hang watch (--ddp-hang-timeout), the site's HealthCheck
+// The duties: the hang watch (--ddp-hang-timeout), the site's HealthCheck,
+// the load watch (stragglers)
 
 // Each worker's last progress; nullopt for one that has ended well (no longer
 // watched), unless `ended_too`.
@@ -159,6 +167,24 @@ void Agent::tell_if_untouched() {
   if (spec_.plan.node_rank != 0 || exits_.empty()) return;
   if (const auto warning = hang_.untouched_warning_once(progress(true), spec_.plan.node_rank))
     spdlog::warn("{}", *warning);
+}
+
+// A window of the workers' CPU time, every 5 s while they run; none while
+// their output is held (they may be blocked on it, not slow).
+void Agent::tick_load_watch() {
+  if (life_.state != AgentState::Running || spec_.plan.stragglers == StragglerAction::Off) return;
+  if (output_paused_) return load_.hold();
+  if (const auto load = load_.tick(attempt_.number, group_.pids())) client_->report_load(*load);
+}
+
+// --ddp-preflight: node 0's checks, before attempt 0 (no worker runs yet).
+void Agent::on_check(const rdzv::Order& check) {
+  if (life_.state != AgentState::Rendezvous) return;
+  if (const auto refused = preflight_.start(check)) client_->report_checked(*refused);
+}
+
+void Agent::tick_preflight() {
+  if (const auto checked = preflight_.poll()) client_->report_checked(*checked);
 }
 
 void Agent::tick_health_check() {

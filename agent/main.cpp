@@ -11,9 +11,11 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent.hpp"
+#include "checks/checks.hpp"
 #include "ddp/base/bounds.hpp"
 #include "ddp/base/version.hpp"
 #include "ddp/node/limits.hpp"
@@ -163,6 +165,9 @@ Result<agent::AgentSpec> config_from(const Options& o, std::optional<rlimit> wor
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The pre-flight's helper modes (checks/checks.hpp), run by the agent itself.
+  if (argc >= 2 && std::string_view(argv[1]) == "--preflight-gemm") return agent::run_gemm_check(argc, argv);
+  if (argc >= 2 && std::string_view(argv[1]) == "--preflight-send") return agent::run_send_check(argc, argv);
   const auto err_sink = agent::log_through_sink(2);
   const auto workers_nofile = ddp::raise_open_files_limit();
   Options options;

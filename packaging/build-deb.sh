@@ -14,6 +14,9 @@ out=${BUILD_DIR:-build-deb}
 cmake -S . -B "$out" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
   -DDDP_BUILD_TESTS=OFF -DDDP_CUDA="${DDP_CUDA:-OFF}" >/dev/null
 cmake --build "$out" -j"$(nproc)" >/dev/null
+# An older release's package left in a reused build folder would be picked
+# with this one by every `ls .../slurm-ddp_*.deb` after us.
+rm -f "$out"/slurm-ddp_*.deb
 (cd "$out" && cpack -G DEB >/dev/null)
 deb=$(ls "$out"/slurm-ddp_*.deb)
 echo "build-deb: $deb"

@@ -96,3 +96,7 @@ extern "C" int slurm_spank_user_init(spank_t sp, int, char**) {
 extern "C" int slurm_spank_task_init(spank_t sp, int, char**) {
   return guarded("task_init", [&] { return slurmstepd_task_init(sp); });
 }
+
+extern "C" int slurm_spank_exit(spank_t sp, int, char**) {
+  return guarded("exit", [&] { return spank_context() == S_CTX_REMOTE ? slurmstepd_exit(sp) : 0; });
+}

@@ -11,11 +11,14 @@
 //                         ddp-agent (agent shape: prepended to the command on
 //                         Slurm 23.11+, exec'd here before), become one worker
 //                         (task shape), or export MASTER_* (batch script)
+//   exit          (root)  node 0: the site's BadNodeHook for the nodes the
+//                         step kept out (bad_node_hook.hpp)
 //
 // Errors found before task_init are deferred to it (see DeferredError).
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -139,6 +142,28 @@ std::string turned_off_line(const Settings& settings, const std::string& partiti
          "), so this step runs as a plain srun step: no agent, ranks or MASTER_ADDR; ask the admin when it is back";
 }
 
+// Node 0 of a launched step, as root, when a global line of the site config
+// names a BadNodeHook: the FIFO its agent reports to (bad_node_hook.hpp).
+// Which hook applies is known in user_init; the FIFO must be made as root.
+void open_bad_node_fifo(spank_t sp, PluginState& st) {
+  if (st.error) return;
+  const bool hooked = std::any_of(st.config.lines.begin(), st.config.lines.end(),
+                                  [](const ConfigLine& l) { return l.patch.bad_node_hook.has_value(); });
+  std::uint32_t node_id = 1, job = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  const auto step = step_id(sp);
+  if (!hooked || !step || !is_launched_step(*step) || spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
+      node_id != 0 || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
+      spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
+    return;
+  auto fifo = make_report_fifo(job, *step, uid, gid);
+  if (fifo)
+    st.bad_node_fifo = std::move(fifo).value();
+  else  // the step runs; the admin reads why the hook will not
+    for_admin("BadNodeHook: " + fifo.error());
+}
+
 }  // namespace
 
 int slurmstepd_init_post_opt(spank_t sp) {
@@ -161,6 +186,7 @@ int slurmstepd_init_post_opt(spank_t sp) {
   else
     st.config = with_plugin_settings(std::move(config).value(), st.args);
   if (auto master = look_up_master(sp, st); !master) st.master_error = master.error();
+  open_bad_node_fifo(sp, st);
   return 0;
 }
 
@@ -204,6 +230,8 @@ int slurmstepd_user_init(spank_t sp) {
   st.plan = planned->node;
   st.warnings.insert(st.warnings.end(), planned->warnings.begin(), planned->warnings.end());
   if (st.shape != Shape::Batch) note_port_range(*st.plan);
+  if (st.bad_node_fifo && st.shape == Shape::Agent && !st.settings.bad_node_hook.empty())
+    st.plan->bad_node_report = st.bad_node_fifo->path;
   if (st.shape == Shape::Task) {
     auto claim = claim_task_master_port(*st.plan);
     if (!claim) {
@@ -257,6 +285,12 @@ int slurmstepd_task_init(spank_t sp) {
   if (done) return 0;
   report(sp, {done.error(), true});
   return -1;
+}
+
+int slurmstepd_exit(spank_t sp) {
+  PluginState& st = state();
+  if (st.bad_node_fifo) run_bad_node_hook(sp, st.settings.bad_node_hook, *st.bad_node_fifo);
+  return 0;
 }
 
 }  // namespace ddp::spank

@@ -12,6 +12,7 @@
 #include "ddp/plan/step_plan.hpp"
 #include "ddp/site/site_config.hpp"
 #include "ddp/wire/node_plan.hpp"
+#include "bad_node_hook.hpp"
 
 namespace ddp::spank {
 
@@ -39,6 +40,7 @@ struct PluginState {
   std::optional<std::string> turned_off;    // the site's kill switch is off for this step: the line to say
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   PortClaim master_claim;                  // task shape, node 0: MASTER_PORT, for slurmstepd's life
+  std::optional<ReportFifo> bad_node_fifo;  // node 0 when the site has a BadNodeHook (bad_node_hook.hpp)
   std::optional<DeferredError> error;
   std::vector<std::string> warnings;  // said once per node from task_init (binding problems)
 
@@ -57,5 +59,6 @@ int client_init_post_opt(spank_t sp);
 int slurmstepd_init_post_opt(spank_t sp);
 int slurmstepd_user_init(spank_t sp);
 int slurmstepd_task_init(spank_t sp);
+int slurmstepd_exit(spank_t sp);
 
 }  // namespace ddp::spank

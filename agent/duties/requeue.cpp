@@ -43,20 +43,55 @@ std::chrono::milliseconds requeue_wait_within(std::chrono::milliseconds wait, st
   return std::min<std::chrono::milliseconds>(wait, usable);
 }
 
-Status Requeue::start(const std::string& job, const std::string& scontrol) {
+std::string excluded_with(const std::string& show_job, const std::vector<std::string>& nodes) {
+  std::string list;
+  const auto at = show_job.find("ExcNodeList=");
+  if (at != std::string::npos) list = show_job.substr(at + 12, show_job.find_first_of(" \n", at) - at - 12);
+  if (list == "(null)") list.clear();
+  for (const auto& node : nodes) {
+    const auto items = split_list(list, ',');
+    if (!node.empty() && std::find(items.begin(), items.end(), node) == items.end())
+      list += (list.empty() ? "" : ",") + node;
+  }
+  return list;
+}
+
+Status Requeue::start(const std::string& job, const std::string& exclude, const std::string& scontrol) {
   job_ = job;
-  return scontrol_.start({scontrol, "requeue", job}, kScontrolTimeout,
-                         "(is slurm-client installed on node 0?)");
+  step_ = 0;
+  error_.reset();
+  if (exclude.empty())
+    steps_ = {{scontrol, "requeue", job}};
+  else
+    steps_ = {{scontrol, "requeuehold", job},
+              {scontrol, "update", "JobId=" + job, "ExcNodeList=" + exclude},
+              {scontrol, "release", job}};
+  return run_step();
+}
+
+Status Requeue::run_step() {
+  return scontrol_.start(steps_[step_], kScontrolTimeout, "(is slurm-client installed on node 0?)");
 }
 
 std::optional<Status> Requeue::poll() {
   auto outcome = scontrol_.poll();
   if (!outcome) return std::nullopt;
-  if (outcome->ok) return Status(Ok{});
   if (outcome->timed_out)
     outcome->said = "no answer from slurmctld within " + std::to_string(kScontrolTimeout.count()) + " s";
-  return Status(fail("scontrol requeue " + job_ + ": " +
-                     (outcome->said.empty() ? "failed" : outcome->said)));
+  if (!outcome->ok && !error_) {
+    std::string words;
+    for (std::size_t i = 1; i < steps_[step_].size() && i < 3; ++i) words += " " + steps_[step_][i];
+    error_ = "scontrol" + words + ": " + (outcome->said.empty() ? "failed" : outcome->said);
+  }
+  // Nothing was held when requeuehold failed; after a failed update, release anyway.
+  const bool go_on = step_ + 1 < steps_.size() && (outcome->ok || step_ > 0);
+  if (go_on) {
+    ++step_;
+    if (auto started = run_step(); !started) return Status(fail(error_.value_or(started.error())));
+    return std::nullopt;
+  }
+  if (error_) return Status(fail(*error_));
+  return Status(Ok{});
 }
 
 Requeuer::Requeuer(const NodePlan& plan, bool standalone)
@@ -83,6 +118,7 @@ void Requeuer::read_time_left() {
   const auto answer = show_job_.poll();
   if (!answer) return;
   if (!answer->ok) return spdlog::warn("cannot ask slurmctld for job {}'s end time: {}", job_, answer->said);
+  show_job_said_ = answer->said;
   const auto left = time_left_from(answer->said, std::time(nullptr));
   const auto within = requeue_wait_within(wait_, left, kill_wait_);
   if (within >= wait_) return;
@@ -91,12 +127,16 @@ void Requeuer::read_time_left() {
                kill_wait_.count(), within.count() / 1000);
 }
 
-void Requeuer::tick(bool workers_done) {
+void Requeuer::tick(bool workers_done, const std::vector<std::string>& keep_out) {
   if (!armed_ || done_) return;
   if (show_job_.running()) read_time_left();
   if (scontrol_.running()) return finish_scontrol();
   if (!workers_done && Clock::now() < by_) return;
-  if (auto started = scontrol_.start(job_); !started) {
+  if (!keep_out.empty() && show_job_.running()) return;  // its ExcNodeList first (10 s at most)
+  if (!keep_out.empty() && show_job_said_) excluded_ = excluded_with(*show_job_said_, keep_out);
+  if (!keep_out.empty() && !show_job_said_)  // never overwrite the user's own --exclude unseen
+    spdlog::warn("cannot read job {}'s ExcNodeList: requeued without keeping out {}", job_, keep_out.front());
+  if (auto started = scontrol_.start(job_, excluded_); !started) {
     done_ = true;
     spdlog::error("cannot requeue job {}: {}", job_, started.error());
   }
@@ -110,7 +150,12 @@ void Requeuer::finish_scontrol() {
     spdlog::error("cannot requeue job {}: {}", job_, result->error());
     return;
   }
-  spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", job_);
+  if (!excluded_.empty())
+    spdlog::info("job {} requeued, held while its ExcNodeList became {} (the nodes taken out of this run), then "
+                 "released: it resumes from its newest snapshot elsewhere",
+                 job_, excluded_);
+  else
+    spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", job_);
   hold_until_ = Clock::now() + std::chrono::seconds(60);
 }
 

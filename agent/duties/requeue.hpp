@@ -10,6 +10,7 @@
 #include <ctime>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ddp/base/result.hpp"
 #include "ddp/wire/node_plan.hpp"
@@ -20,18 +21,30 @@ namespace ddp::agent {
 class Requeue {
  public:
   // Starts `scontrol requeue JOB` (scontrol from PATH, or `scontrol` set);
-  // JOB as scontrol_job_name() gives it.
-  Status start(const std::string& job, const std::string& scontrol = "scontrol");
+  // JOB as scontrol_job_name() gives it. With `exclude` (the job's whole new
+  // ExcNodeList), `scontrol requeuehold JOB`, `scontrol update JobId=JOB
+  // ExcNodeList=...`, `scontrol release JOB` instead: a requeued job may
+  // start before an update lands, a held one cannot. The release runs even
+  // when the update failed.
+  Status start(const std::string& job, const std::string& exclude = "", const std::string& scontrol = "scontrol");
   bool running() const { return scontrol_.running(); }
-  // nullopt while scontrol runs; then Ok, or the failure with what scontrol
-  // said. Kills a scontrol that takes longer than 30 s (and one still
-  // running when the Requeue goes).
+  // nullopt while scontrol runs; then Ok, or the first failure with what
+  // scontrol said. Kills a scontrol that takes longer than 30 s (and one
+  // still running when the Requeue goes).
   std::optional<Status> poll();
 
  private:
+  Status run_step();
   Command scontrol_;
   std::string job_;
+  std::vector<std::vector<std::string>> steps_;  // scontrol's argv, one command each
+  std::size_t step_ = 0;
+  std::optional<std::string> error_;  // the first step that failed, and what it said
 };
+
+// The job's ExcNodeList with `nodes` added: `show_job`'s (scontrol show job
+// -o; "(null)" is none) and then each node not in it already.
+std::string excluded_with(const std::string& show_job, const std::vector<std::string>& nodes);
 
 // The seconds a job has left, from `scontrol show job -o`'s EndTime (local
 // time, as scontrol prints it) and `now`; nullopt for none (Unknown: no time
@@ -58,10 +71,16 @@ class Requeuer {
   // already (a warning in node 0's last second must not send a finished job
   // round again).
   void on_warning(int sig, bool over);
-  // From the loop; `workers_done`: the run has its verdict.
-  void tick(bool workers_done);
+  // From the loop; `workers_done`: the run has its verdict. `keep_out`: the
+  // Slurm names of nodes taken out of this run for cause (blamed twice, a
+  // straggler swapped, a failed HealthCheck): the requeued job excludes them.
+  void tick(bool workers_done, const std::vector<std::string>& keep_out = {});
   // Node 0 must stay: scontrol still runs, or Slurm's SIGTERM is awaited after a requeue.
   bool holds() const;
+  // scontrol runs: node 0 stays even after Slurm's SIGTERM, which requeuehold
+  // brings at once (update and release must follow it; 0.1 s, well inside
+  // KillWait).
+  bool busy() const { return scontrol_.running(); }
   // --ddp-requeue is on for this job (the same on every node).
   bool enabled() const { return enabled_; }
 
@@ -77,7 +96,9 @@ class Requeuer {
   bool armed_ = false;
   Clock::time_point warned_at_;
   Clock::time_point by_;
-  Command show_job_;  // scontrol show job, for the time left
+  Command show_job_;  // scontrol show job, for the time left and the ExcNodeList
+  std::optional<std::string> show_job_said_;
+  std::string excluded_;  // the requeued job's new ExcNodeList, if nodes were kept out
   Requeue scontrol_;
   bool done_ = false;                       // scontrol has answered (or could not start)
   std::optional<Clock::time_point> hold_until_;  // after a requeue

@@ -35,48 +35,14 @@ HangSuspicion suspicion_of(const HangFacts& hang) {
   return {std::uint64_t(hang.where), hang.never ? 0 : hang.step.value_or(~0ull), hang.since_ms};
 }
 
-CoordinatorConfig CoordinatorConfig::for_plan(const NodePlan& plan, std::string secret, bool standalone,
-                                              const std::string& host) {
-  CoordinatorConfig cc;
-  cc.run_id = plan.run_id;
-  cc.secret = std::move(secret);
-  cc.nnodes = plan.nnodes;
-  cc.max_restarts = plan.max_restarts;
-  cc.spares = plan.spares;
-  cc.min_nodes = plan.min_nodes;
-  cc.master_addr = plan.master_addr;
-  // MasterInterface (e.g. IPoIB): the workers meet on node 0's address there,
-  // which only node 0 knows; START carries it to everyone.
-  if (!plan.master_interface.empty()) {
-    if (auto addr = interface_address(plan.master_interface))
-      cc.master_addr = *addr;
-    else  // said to every node once they have all arrived, not left to their timeouts
-      cc.setup_error = "MasterInterface=" + plan.master_interface + " from the site config: node 0 (" + host +
-                       "): " + addr.error() + "; fix the site config or the node's network";
-  }
-  if (standalone)
-    cc.claim_master_port = [addr = cc.master_addr, first = plan.master_port,
-                            fixed = plan.master_port_fixed](std::uint32_t attempt) {
-      const std::uint16_t port = attempt == 0 || fixed ? first : free_port(addr);
-      return claim_first_free("MASTER_PORT", {port, port}, {port}, addr, fixed);
-    };
-  else
-    cc.claim_master_port = [plan, addr = cc.master_addr](std::uint32_t attempt) {
-      return claim_first_free("MASTER_PORT", plan.port_range, master_port_candidates(plan, attempt), addr,
-                              plan.master_port_fixed);
-    };
-  cc.verbose = plan.verbose;
-  cc.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
-  cc.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
-  return cc;
-}
-
 Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
-    : config_(std::move(config)),
+    : loop_(loop),
+      config_(std::move(config)),
       gate_(loop, GateConfig{config_.run_id, config_.secret, config_.nnodes, config_.handshake_timeout,
                               config_.max_pending},
             gate_events()),
       nodes_(config_.nnodes),
+      stragglers_(config_.verbose),
       started_(Clock::now()),
       last_heartbeat_(Clock::now()) {}
 
@@ -146,8 +112,10 @@ void Coordinator::on_message(std::uint32_t node, std::uint64_t peer, const rdzv:
   if (const auto* join = std::get_if<rdzv::Join>(&*report)) return on_join(node, *join);
   if (const auto* failed = std::get_if<rdzv::Fail>(&*report)) return on_fail(node, failed->failure);
   if (const auto* hanging = std::get_if<rdzv::Hanging>(&*report)) return on_hanging(node, *hanging);
+  if (const auto* load = std::get_if<rdzv::Load>(&*report)) return stragglers_.on_load(node, *load);
   if (const auto* stopped = std::get_if<rdzv::Stopped>(&*report)) return on_stopped(node, *stopped);
   if (const auto* finished = std::get_if<rdzv::Finished>(&*report)) return on_finished(node, peer, *finished);
+  if (const auto* checked = std::get_if<rdzv::Checked>(&*report)) return on_checked(node, *checked);
 }
 
 void Coordinator::on_join(std::uint32_t node, const rdzv::Join& join) {
@@ -157,6 +125,7 @@ void Coordinator::on_join(std::uint32_t node, const rdzv::Join& join) {
   n.nproc = join.nproc;
   n.host = join.host;
   n.addr = join.addr;
+  n.slurm_node = join.slurm_node;
   n.workers = join.workers;
   for (const auto& other : nodes_)
     if (!other.joined) return;
@@ -171,35 +140,13 @@ void Coordinator::all_joined() {
   if (!roster) return finish_setup(roster.error());
   roster_ = std::move(roster).value();
   roster_changed_ = true;
+  if (config_.preflight != PreflightAction::Off) return begin_preflight();
   phase_ = Phase::Running;
   start_attempt();
 }
 
 bool Coordinator::runs_workers(std::uint32_t node) const {
   return node < running_.size() && running_[node] && !nodes_[node].lost;
-}
-
-// One summary for the whole step, from node 0 (--ddp-verbose): at the start,
-// and again when a lost node's group has moved to a spare or been dropped.
-void Coordinator::print_summary() const {
-  const auto& groups = roster_->groups;
-  spdlog::info("step {}: attempt {}: {} node(s), {} worker(s), MASTER_ADDR={} MASTER_PORT={}, rendezvous port {}",
-               config_.run_id, attempt_, groups.size(), world_size(*roster_), config_.master_addr,
-               master_claim_.port(), gate_.port());
-  std::uint64_t rank = 0;
-  for (std::uint32_t g = 0; g < groups.size(); ++g) {
-    const auto& n = nodes_[groups[g].node];
-    const std::uint32_t workers = groups[g].workers;
-    spdlog::info("  node {} ({}, {}): group {}, ranks {}-{}", groups[g].node, n.host, n.addr, g, rank,
-                 rank + workers - 1);
-    for (std::uint32_t local = 0; local < workers; ++local, ++rank)
-      spdlog::info("    rank {}: {}", rank,
-                   describe_placement(local < n.workers.size() ? n.workers[local] : WorkerPlacement{}));
-  }
-  for (const auto spare : spare_nodes(*roster_))
-    spdlog::info("  node {} ({}, {}): spare", spare, nodes_[spare].host, nodes_[spare].addr);
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].lost) spdlog::info("  node {}: lost, not used again", node_name(i));
 }
 
 void Coordinator::start_attempt() {
@@ -218,6 +165,7 @@ void Coordinator::start_attempt() {
   }
   cause_.reset();
   phase_ = Phase::Running;
+  stragglers_.begin_attempt(attempt_);
   // The earlier attempt's port goes back first: its workers are stopped, and
   // with --ddp-port it is this attempt's too.
   master_claim_ = PortClaim{};
@@ -248,7 +196,28 @@ void Coordinator::on_fail(std::uint32_t node, Failure failure) {
   n.failed_attempt = attempt_;
   if (failure.hang) return note_hang(node, failure);
   if (hang_) return decide_hang();  // its consequence, not a cause; the hang's own reports decide
+  const FailureClass cls = class_of(failure);
+  if (policy_of(cls).blame_node) blame(node, std::string(class_name(cls)) + " in attempt " + std::to_string(attempt_));
   begin_stop(root_cause(std::move(failure)));
+}
+
+// A failure that was the node's own fault; the second keeps it out of the
+// job's next attempts (blame.hpp).
+void Coordinator::blame(std::uint32_t node, const std::string& why) {
+  if (!blames_.blame(node, why)) return;
+  spdlog::warn("node {} is blamed twice ({}): it is kept out of the job's next attempts", node_name(node),
+               blames_.reasons(node));
+  kept_out_.push_back(node);
+}
+
+// A node blamed twice that is still in the step, once: it goes before a restart.
+std::optional<std::uint32_t> Coordinator::take_kept_out() {
+  while (!kept_out_.empty()) {
+    const auto node = kept_out_.front();
+    kept_out_.erase(kept_out_.begin());
+    if (!nodes_[node].lost) return node;
+  }
+  return std::nullopt;
 }
 
 // A node's hang watch fired: its report follows once its stalled workers
@@ -346,6 +315,7 @@ void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unh
   if (n.lost) return;
   n.lost = true;
   Failure loss = node_failure(node, unhealthy ? FailureKind::NodeUnhealthy : FailureKind::NodeLost, why);
+  if (unhealthy && !n.slurm_node.empty()) taken_out_.push_back({n.slurm_node, why});
   if (phase_ == Phase::Rendezvous) return finish(root_cause(std::move(loss)));
   if (gate_.serves(n.peer, node)) {
     // An unhealthy node's agent still listens: BYE lets it end well (its
@@ -379,6 +349,10 @@ void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unh
     if (!unhealthy && cause_) cause.related = without_output(cause_->failure);
   }
   if (phase_ == Phase::Running) return begin_stop(std::move(cause));
+  if (phase_ == Phase::Preflight) {  // no worker runs yet: the checks go on without it, or the job ends
+    if (!can_go_on_) return finish(std::move(cause));
+    return spdlog::warn("rendezvous: {}", changes_.back());
+  }
   cause_ = std::move(cause);
   check_stopped();
 }
@@ -397,12 +371,15 @@ void Coordinator::begin_stop(RootCause cause) {
 void Coordinator::check_stopped() {
   for (std::uint32_t i = 0; i < nodes_.size(); ++i)
     if (runs_workers(i) && !nodes_[i].finished && nodes_[i].stopped_attempt != attempt_) return;  // still stopping
+  if (can_go_on_ && attempt_ < config_.max_restarts)
+    if (const auto out = take_kept_out())  // its place goes to a spare, or the run shrinks or stops
+      return node_lost(*out, "blamed twice (" + blames_.reasons(*out) + "), kept out of the next attempts", true);
   const auto absent = absent_from_next_attempt();
   const bool all_present = can_go_on_ && absent.empty();
   const bool restart_left = attempt_ < config_.max_restarts;
   if (all_present && restart_left) {
-    spdlog::warn("{}; restarting every worker on every node (attempt {} of {})", describe(*cause_), attempt_ + 2,
-                 config_.max_restarts + 1);
+    spdlog::warn("restarting every worker on every node (attempt {} of {}) after: {}", attempt_ + 2,
+                 config_.max_restarts + 1, describe(*cause_));
     ++attempt_;
     return start_attempt();
   }
@@ -458,6 +435,34 @@ void Coordinator::tick() {
   if (phase_ == Phase::Done) return;
   decide_hang();
   tick_deadlines(Clock::now());
+  if (phase_ == Phase::Running) tick_stragglers();
+  if (phase_ == Phase::Preflight) tick_preflight(Clock::now());
+}
+
+// --ddp-stragglers=swap: a node named a straggler is taken out like an
+// unhealthy one (a spare takes its group, or the run shrinks or stops).
+void Coordinator::tick_stragglers() {
+  std::size_t running = 0;  // every loop turn: counted, not named, until a window is complete
+  for (const auto& g : roster_->groups) running += !nodes_[g.node].finished && !nodes_[g.node].lost;
+  if (stragglers_.windows_in() < running) return;
+  for (const auto& v : stragglers_.tick(seats())) {
+    if (config_.stragglers == StragglerAction::Swap && phase_ == Phase::Running)
+      node_lost(v.seat.node, "a straggler (--ddp-stragglers=swap) " + straggler_figures(v), true);
+    else
+      blame(v.seat.node, "a straggler in attempt " + std::to_string(v.attempt));
+  }
+}
+
+// The nodes whose workers run now, with their first rank (straggler.hpp).
+std::vector<NodeSeat> Coordinator::seats() const {
+  std::vector<NodeSeat> seats;
+  std::uint32_t base = 0;
+  for (const auto& g : roster_->groups) {
+    const Node& n = nodes_[g.node];
+    if (!n.finished && !n.lost) seats.push_back({g.node, base, node_name(g.node), n.host});
+    base += g.workers;
+  }
+  return seats;
 }
 
 // The rendezvous timeout, heartbeats both ways.
@@ -467,30 +472,16 @@ void Coordinator::tick_deadlines(Clock::time_point now) {
     last_heartbeat_ = now;
     broadcast(rdzv::Heartbeat{}.to_message());
   }
+  // Silent nodes: looked for every 100 ms (the timeout is seconds), not every
+  // loop turn, which at 16,384 nodes comes with nearly every message.
+  if (now < next_silence_scan_) return;
+  next_silence_scan_ = now + std::chrono::milliseconds(100);
   for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     if (n.joined && !n.lost && !n.finished && now - n.last_seen > config_.heartbeat_timeout)
       node_lost(i, "no heartbeat for " + std::to_string(config_.heartbeat_timeout.count() / 1000) +
                        " s (node down or network cut?)");
   }
-}
-
-// The cause travels in one DONE line (16 KiB at most): name the missing
-// nodes (the first 50 in full), count the ones that arrived.
-void Coordinator::rendezvous_timed_out() {
-  std::string missing;
-  std::size_t missing_count = 0, arrived_count = 0;
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i) {
-    if (nodes_[i].joined)
-      ++arrived_count;
-    else if (++missing_count <= 50)
-      missing += ", " + node_name(i);
-  }
-  if (missing_count > 50) missing += " and " + std::to_string(missing_count - 50) + " more";
-  finish_setup("rendezvous timed out after " + std::to_string(config_.rdzv_timeout.count() / 1000) + " s: " +
-               std::to_string(missing_count) + " node(s) did not arrive: " + missing.substr(2) + " (" +
-               std::to_string(arrived_count) + " of " + std::to_string(nodes_.size()) +
-               " arrived); each missing node's agent says what it tried");
 }
 
 }  // namespace ddp::agent

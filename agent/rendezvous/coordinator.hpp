@@ -25,12 +25,17 @@
 
 #include "ddp/node/port_claim.hpp"
 #include "ddp/plan/roster.hpp"
+#include "ddp/wire/bad_node_report.hpp"
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/node_plan.hpp"
 #include "ddp/wire/placement.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "event_loop.hpp"
 #include "rendezvous/rdzv_gate.hpp"
+#include "rendezvous/blame.hpp"
+#include "rendezvous/check_sink.hpp"
+#include "rendezvous/preflight.hpp"
+#include "rendezvous/straggler.hpp"
 
 namespace ddp::agent {
 
@@ -41,6 +46,12 @@ struct CoordinatorConfig {
   std::uint32_t max_restarts = 0;
   std::uint32_t spares = 0;     // --ddp-spares: the last K nodes wait to replace a lost one (roster.hpp)
   std::uint32_t min_nodes = 0;  // --ddp-min-nodes: without a spare, go on down to this many (0: never)
+  StragglerAction stragglers = StragglerAction::Report;  // --ddp-stragglers: swap takes a named node out
+  PreflightAction preflight = PreflightAction::Off;       // --ddp-preflight (preflight.hpp)
+  std::uint32_t preflight_gemm_ms = 300;                  // each node's GEMM time, each round
+  // Each node's transfer to node 0, each round: 250 ms, less for many nodes
+  // (the transfers take turns): about 10 s in all, 50 ms at least.
+  std::uint32_t preflight_send_ms = 0;                    // 0: that rule
   std::string master_addr;
   // MASTER_PORT of an attempt, claimed on node 0 (ddp/node/port_claim.hpp)
   // until the next attempt's; or why no port could be had.
@@ -48,7 +59,8 @@ struct CoordinatorConfig {
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
   std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
-  // Unauthenticated connections at once (fewer when the open-files limit is low: a
+  // Unauthenticated connections at once, at least (as many as the step has nodes, up
+  // to 4096, when it has more; fewer when the open-files limit is low: a
   // quarter of it at most, so strangers can never take the descriptors the workers'
   // pipes and the real nodes' sockets need). Past it, a new connection sheds the
   // oldest pending one of the source address that holds the most (see on_accept()).
@@ -74,6 +86,16 @@ struct HangSuspicion {
   auto operator<=>(const HangSuspicion&) const = default;
 };
 HangSuspicion suspicion_of(const HangFacts& hang);
+
+// The pre-flight under way (coordinator_preflight.cpp): its turns, the one
+// running, and every node's figures so far.
+struct PreflightState {
+  std::vector<PreflightTurn> turns;
+  std::size_t turn = 0;
+  std::chrono::steady_clock::time_point began, turn_deadline;
+  std::vector<std::uint32_t> waiting;  // the current turn's nodes that have not answered
+  std::map<std::uint32_t, CheckResult> compute, network;
+};
 
 // Hang reports being compared by the coordinator (note_hang). Outside the
 // class: clang cannot default-construct a nested struct with member
@@ -105,6 +127,10 @@ class Coordinator {
   std::size_t open_peers() const { return gate_.open_peers(); }
   // Connections that have not (yet) proved the step's secret.
   std::size_t pending_peers() const { return gate_.pending_peers(); }
+  // The nodes taken out of the run for cause (a failed HealthCheck, a
+  // straggler swapped, blamed twice), by Slurm's name, and why: a requeue
+  // keeps them out, the site's BadNodeHook hears of them.
+  const std::vector<BadNode>& taken_out() const { return taken_out_; }
   // The limit on pending_peers() in force: max_pending, or less under a low open-files limit.
   std::size_t max_pending() const { return gate_.max_pending(); }
 
@@ -114,7 +140,7 @@ class Coordinator {
     bool joined = false, lost = false, finished = false;
     std::uint64_t peer = 0;
     std::uint32_t nproc = 0;
-    std::string host, addr;
+    std::string host, addr, slurm_node;
     std::vector<WorkerPlacement> workers;  // from JOIN (for the verbose summary)
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
@@ -122,11 +148,12 @@ class Coordinator {
     std::optional<Failure> failure;               // its first one in this attempt (what ran its HealthCheck)
   };
   // The job's lifecycle, in the agents' words (lifecycle.hpp): Rendezvous
-  // (gathering every node's JOIN), Running (an attempt's workers run), Stopping
+  // (gathering every node's JOIN), Preflight (--ddp-preflight: the checks
+  // before attempt 0; the agents are still in their Rendezvous), Running (an attempt's workers run), Stopping
   // (STOP sent, waiting for every STOPPED), Done (the verdict sent). The
   // agents' WaitOrders has no phase here: a stopped node waits while the job
   // is Stopping, a spare or a node whose workers finished while it is Running.
-  enum class Phase { Rendezvous, Running, Stopping, Done };
+  enum class Phase { Rendezvous, Preflight, Running, Stopping, Done };
 
   RdzvGate::Events gate_events();
   std::optional<std::string> admit(std::uint32_t node) const;
@@ -157,7 +184,20 @@ class Coordinator {
   void tick_deadlines(Clock::time_point now);
   void rendezvous_timed_out();
   std::string node_name(std::uint32_t node) const;
+  std::vector<NodeSeat> seats() const;
+  void tick_stragglers();
+  void blame(std::uint32_t node, const std::string& why);
+  std::optional<std::uint32_t> take_kept_out();
+  // --ddp-preflight (coordinator_preflight.cpp).
+  void begin_preflight();
+  void next_turn();
+  void on_checked(std::uint32_t node, const rdzv::Checked& checked);
+  void record_check(std::uint32_t node, Measure measure, CheckResult result);
+  void tick_preflight(Clock::time_point now);
+  void finish_preflight();
+  void act_on_preflight(const std::vector<PreflightVerdict>& named);
 
+  EventLoop& loop_;
   CoordinatorConfig config_;
   RdzvGate gate_;  // the connections; only authenticated ones reach the methods above
   PortClaim rdzv_claim_;    // the rendezvous port, for the step's life
@@ -168,6 +208,12 @@ class Coordinator {
   std::optional<RootCause> cause_;  // why this attempt is being stopped
   std::optional<Verdict> verdict_;
   std::optional<PendingHang> hang_;
+  StragglerWatch stragglers_;  // the running nodes' LOADs, judged once a window
+  BlameBook blames_;           // failures that were a node's own fault (blame.hpp)
+  std::vector<std::uint32_t> kept_out_;  // blamed twice: taken out before the next attempt
+  std::vector<BadNode> taken_out_;       // the nodes taken out for cause, by Slurm's name, and why
+  std::optional<PreflightState> preflight_;
+  std::optional<CheckSink> sink_;  // node 0's end of the network checks, while they run
   // Who runs which group (roster.hpp), from the moment every node has joined;
   // which nodes run workers in this attempt (STOPPED and FINISHED come from
   // them); whether a lost node left the run unable to go on; what changed.
@@ -178,6 +224,7 @@ class Coordinator {
   std::vector<std::string> changes_;
   Clock::time_point started_;
   Clock::time_point last_heartbeat_;
+  Clock::time_point next_silence_scan_{};  // tick_deadlines()'s next look for silent nodes
 };
 
 }  // namespace ddp::agent

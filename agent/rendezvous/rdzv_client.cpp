@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <random>
 
 #include "ddp/base/parse.hpp"
 #include "ddp/base/version.hpp"
@@ -20,7 +21,12 @@ namespace ddp::agent {
 
 namespace {
 
-constexpr auto kRetryEvery = std::chrono::milliseconds(250);
+// A retry (node 0 not listening yet, or it shed us while swamped) waits 250 ms
+// on average, drawn from 125-375 ms: nodes that were turned away together must
+// not all come back together, as a fixed delay would bring them back: in
+// waves, each shed again but for the few node 0 has room for.
+constexpr auto kRetryMin = std::chrono::milliseconds(125);
+constexpr std::uint32_t kRetrySpreadMs = 250;
 constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
 // A rendezvous accepts and challenges at once: a port that neither refuses nor
 // answers this long (a firewall dropping, a listener of something else) is
@@ -62,7 +68,7 @@ ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bo
 }
 
 RdzvClient::RdzvClient(EventLoop& loop, ClientConfig config, Events events)
-    : loop_(loop), config_(std::move(config)), events_(std::move(events)) {}
+    : loop_(loop), config_(std::move(config)), events_(std::move(events)), random_(std::random_device{}()) {}
 
 RdzvClient::~RdzvClient() {
   if (connecting_fd_ >= 0) {
@@ -83,14 +89,25 @@ void RdzvClient::try_connect() {
   const auto addr = resolve(config_.coordinator_addr);
   if (!addr) {
     last_error_ = addr.error();
-    next_try_ = Clock::now() + kRetryEvery;
+    next_try_ = Clock::now() + retry_delay();
     return;
   }
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     last_error_ = std::string("socket(): ") + std::strerror(errno);
-    next_try_ = Clock::now() + kRetryEvery;
+    next_try_ = Clock::now() + retry_delay();
     return;
+  }
+  if (!config_.source_addr.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    if (inet_pton(AF_INET, config_.source_addr.c_str(), &from.sin_addr) != 1 ||
+        ::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+      last_error_ = "cannot connect from " + config_.source_addr + ": " + std::strerror(errno);
+      ::close(fd);
+      next_try_ = Clock::now() + retry_delay();
+      return;
+    }
   }
   sockaddr_in to{};
   to.sin_family = AF_INET;
@@ -136,11 +153,15 @@ void RdzvClient::on_connected(std::uint32_t) {
       loop_, fd, [this](const rdzv::Message& m) { on_message(m); }, [this](const std::string& why) { on_close(why); });
 }
 
+std::chrono::milliseconds RdzvClient::retry_delay() {
+  return kRetryMin + std::chrono::milliseconds(std::uniform_int_distribution<std::uint32_t>(0, kRetrySpreadMs)(random_));
+}
+
 // On to the next port (back to the first after a pause, once all were tried).
 void RdzvClient::next_port() {
   port_index_ = (port_index_ + 1) % config_.coordinator_ports.size();
   if (port_index_ == 0) ++rounds_;
-  next_try_ = port_index_ == 0 ? Clock::now() + kRetryEvery : Clock::now();
+  next_try_ = port_index_ == 0 ? Clock::now() + retry_delay() : Clock::now();
 }
 
 // How long a port may neither refuse nor challenge: with one port, as long as
@@ -190,6 +211,8 @@ void RdzvClient::on_handshake(const rdzv::Message& m) {
 void RdzvClient::on_order(const rdzv::Order& order) {
   if (const auto* start = std::get_if<rdzv::Start>(&order)) return events_.on_start(*start);
   if (const auto* stop = std::get_if<rdzv::Stop>(&order)) return events_.on_stop(stop->attempt);
+  if (std::holds_alternative<rdzv::CheckCompute>(order) || std::holds_alternative<rdzv::CheckNetwork>(order))
+    return events_.on_check ? events_.on_check(order) : void();
   if (std::holds_alternative<rdzv::Bye>(order)) {  // our workers finished; the others go on without us
     done_ = true;
     return events_.on_done(Verdict{});
@@ -242,7 +265,8 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
   welcomed_ = true;
   conn_->trust();
   const auto route = route_to(config_.coordinator_addr);
-  rdzv::Join join{config_.nproc, config_.workers, config_.host, route ? route->source_address : std::string("?")};
+  rdzv::Join join{config_.nproc, config_.workers, config_.host, route ? route->source_address : std::string("?"),
+                  config_.slurm_node};
   send(join.to_message());
 }
 
@@ -328,6 +352,14 @@ void RdzvClient::tick_looking(Clock::time_point now) {
 void RdzvClient::report_failure(const Failure& failure) { send(rdzv::Fail{failure}.to_message()); }
 
 void RdzvClient::report_hanging(std::uint32_t attempt) { send(rdzv::Hanging{attempt}.to_message()); }
+
+void RdzvClient::report_load(const rdzv::Load& load) { send(load.to_message()); }
+
+void RdzvClient::report_checked(const rdzv::Checked& checked) {
+  rdzv::Checked c = checked;
+  c.failed = c.failed.substr(0, 2048);
+  send(c.to_message());
+}
 
 void RdzvClient::report_stopped(std::uint32_t attempt, const std::string& unhealthy) {
   send(rdzv::Stopped{attempt, unhealthy.substr(0, 2048)}.to_message());

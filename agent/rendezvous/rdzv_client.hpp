@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,11 @@ struct ClientConfig {
   std::uint32_t nproc = 1;
   std::vector<WorkerPlacement> workers;  // this node's placements (for node 0's verbose summary)
   std::string host;
+  std::string slurm_node;  // SLURMD_NODENAME under Slurm, for JOIN
   std::string coordinator_addr;  // node 0's address (MASTER_ADDR)
+  // The local address to connect from; empty: the kernel's choice (agents).
+  // bench/rdzv_swarm.cpp gives each simulated node one of its own.
+  std::string source_addr;
   // Where node 0's coordinator may listen, tried in turn (ports.hpp's
   // rdzv_candidates): a neighbour step's coordinator answers with another
   // run id, a process that is not slurm-ddp not at all; both are passed by.
@@ -52,6 +57,8 @@ class RdzvClient {
     std::function<void(const Verdict&)> on_done;
     // The coordinator cannot be reached or went silent: the message says what was tried.
     std::function<void(const std::string& why)> on_lost;
+    // CHECKCPU or CHECKNET: a pre-flight check to run (duties/preflight_checks.hpp).
+    std::function<void(const rdzv::Order&)> on_check;
   };
 
   RdzvClient(EventLoop& loop, ClientConfig config, Events events);
@@ -64,16 +71,19 @@ class RdzvClient {
   void report_failure(const Failure& failure);
   // The hang watch fired here; the report (a FAIL) follows with the stacks.
   void report_hanging(std::uint32_t attempt);
+  void report_load(const rdzv::Load& load);  // a LOAD window (duties/load_watch.hpp)
   // `unhealthy`: the site's health check failed here after a worker failure,
   // and what it said; the coordinator then takes this node out of the step.
   void report_stopped(std::uint32_t attempt, const std::string& unhealthy = "");
   void report_finished(std::uint32_t attempt);
+  void report_checked(const rdzv::Checked& checked);
 
  private:
   using Clock = std::chrono::steady_clock;
   void try_connect();
   void tick_looking(Clock::time_point now);
   void next_port();  // the current one was not this step's rendezvous
+  std::chrono::milliseconds retry_delay();  // 125-375 ms, drawn
   std::optional<Clock::time_point> give_port_until(Clock::time_point from) const;
   std::uint16_t port() const { return config_.coordinator_ports[port_index_]; }
   std::string ports_text() const;  // where it looked, for the message when it gives up
@@ -105,6 +115,7 @@ class RdzvClient {
   std::size_t port_index_ = 0;
   int rounds_ = 0;  // times every port was tried
   int tries_ = 0;
+  std::minstd_rand random_;  // the retries' spread
   std::string last_error_ = "not tried yet";
 };
 

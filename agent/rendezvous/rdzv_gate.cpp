@@ -10,12 +10,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
+#include <deque>
+#include <queue>
 #include <string_view>
+#include <tuple>
 
 #include "ddp/base/parse.hpp"
 #include "ddp/base/version.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
+#include "rendezvous/listen_socket.hpp"
 
 namespace ddp::agent {
 
@@ -34,9 +39,15 @@ std::string ip_text(const sockaddr_in& a) {
   return text;
 }
 
-// A quarter of the soft open-files limit at most: strangers' connections must leave
-// descriptors for the real nodes' sockets and the workers' output pipes.
-std::size_t pending_limit(std::size_t wanted) {
+// Handshakes at once: at least `configured`, and as many as the step has
+// nodes up to 4096, so that a large step's nodes, which all connect within a
+// second, are not shed and sent back to retry (with 64, 1,024 simulated nodes
+// took 3.2 s and 4,226 retries to rendezvous; with 1,024, 0.14 s and none:
+// bench/scale_light.py). A quarter of the soft open-files limit at most:
+// strangers' connections must leave descriptors for the real nodes' sockets
+// and the workers' output pipes.
+std::size_t pending_limit(std::size_t configured, std::uint32_t nnodes) {
+  const std::size_t wanted = std::max<std::size_t>(configured, std::min<std::uint32_t>(nnodes, 4096));
   rlimit lim{};
   if (::getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return wanted;
   return std::clamp<std::size_t>(std::size_t(lim.rlim_cur / 4), 1, std::max<std::size_t>(wanted, 1));
@@ -81,7 +92,8 @@ RdzvGate::RdzvGate(EventLoop& loop, GateConfig config, Events events)
     : loop_(loop),
       config_(std::move(config)),
       events_(std::move(events)),
-      max_pending_(pending_limit(config_.max_pending)) {}
+      max_pending_(pending_limit(config_.max_pending, config_.nnodes)),
+      shed_after_(std::min(std::chrono::milliseconds(1000), config_.handshake_timeout / 2)) {}
 
 RdzvGate::~RdzvGate() {
   strangers_.flush(Clock::now(), true);  // the counts of the last window are findings too
@@ -93,21 +105,15 @@ RdzvGate::~RdzvGate() {
 }
 
 Result<bool> RdzvGate::listen(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return fail(std::string("socket(): ") + std::strerror(errno));
-  const int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(port == 0 ? INADDR_LOOPBACK : INADDR_ANY);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 256) != 0) {
-    const int err = errno;
-    ::close(fd);
-    if (err == EADDRINUSE) return false;
-    return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(err));
-  }
+  // The accept queue: all of a large step's nodes connect within a second, and
+  // a connection the full queue drops waits a second for its SYN's
+  // retransmission. The kernel caps it at net.core.somaxconn (4096 since
+  // Linux 5.4; admin.md says when to raise it).
+  const int fd = listen_socket(port, port == 0, 4096);
+  if (fd == -EADDRINUSE) return false;
+  if (fd < 0) return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(-fd));
   listen_fd_ = fd;
+  sockaddr_in addr{};
   socklen_t len = sizeof addr;
   ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
   port_ = ntohs(addr.sin_port);
@@ -135,34 +141,72 @@ void RdzvGate::on_accept() {
               "raise the open-files limit (ulimit -n) of the job",
               std::strerror(errno));
         warned_fd_limit_ = true;
-        pause_accepting();
+        pause_accepting(false);
       }
-      return;  // EAGAIN: all accepted
+      break;  // EAGAIN: all accepted
     }
     const std::uint64_t id = next_peer_++;
     Peer& peer = peers_[id];
+    ++pending_;
     peer.address = ip_text(from);
     peer.remote = peer.address + ":" + std::to_string(ntohs(from.sin_port));
     peer.server_nonce = rdzv::random_hex(rdzv::kNonceBytes);
-    peer.deadline = Clock::now() + config_.handshake_timeout;
+    peer.accepted = Clock::now();
+    peer.deadline = peer.accepted + config_.handshake_timeout;
     peer.conn = std::make_unique<Connection>(
         loop_, fd, [this, id](const rdzv::Message& m) { on_message(id, m); },
         [this, id](const std::string& why) { on_close(id, why); });
     if (!peer.conn->is_open()) {  // epoll refused it: the socket is closed, and nothing would ever call on_close
       peers_.erase(id);
+      --pending_;
       continue;
     }
     peer.conn->send(rdzv::Challenge{rdzv::kProtocolVersion, kVersion, config_.run_id, peer.server_nonce}.to_message());
-    // Many idle connections must not crowd out the real agents. Refusing the
-    // newest would let a stranger who holds max_pending idle connections lock
-    // everybody out; shedding the oldest lets an agent in, as its handshake
-    // takes one round trip while an idle connection only grows older. Taking
-    // the victim from the busiest source address keeps a flood from one
-    // address from shedding agents that connect from others.
-    while (pending_peers() > max_pending_ &&
-           shed_one("more than " + std::to_string(max_pending_) + " unauthenticated connections at once")) {
-    }
   }
+  shed_excess();  // the batch's: accept4() returned EAGAIN, or the batch is full
+}
+
+// Many idle connections must not crowd out the real agents. Refusing the
+// newest would let a stranger who holds max_pending idle connections lock
+// everybody out; shedding the oldest lets an agent in, as its handshake
+// takes one round trip while an idle connection only grows older. Taking
+// each victim from the busiest source address keeps a flood from one
+// address from shedding agents that connect from others. When every pending
+// connection comes from an address of its own, as a large step's nodes do,
+// only one that has had shed_after_ to answer is shed; while they are all
+// younger, accepting pauses until there is room, and the loop reads their
+// answers (16,384 simulated nodes connecting at once were otherwise shed
+// before their answers were read, again and again). Once per batch of
+// accepts, one pass over the peers and a heap: a pass per victim was
+// quadratic there too (bench/scale_light.py).
+void RdzvGate::shed_excess() {
+  if (pending_ <= max_pending_) return;
+  std::map<std::string, std::deque<std::uint64_t>> by_address;  // oldest first; copies: a shed peer is erased
+  std::size_t live = 0;
+  for (const auto& [id, p] : peers_)
+    if (!p.node && !p.closing) ++live, by_address[p.address].push_back(id);
+  if (live <= max_pending_) return;
+  // The busiest address first; of equally busy ones, the one with the oldest
+  // connection: (count, minus its oldest id, address), largest on top.
+  std::priority_queue<std::tuple<std::size_t, std::int64_t, std::string>> busiest;
+  for (const auto& [address, ids] : by_address) busiest.emplace(ids.size(), -std::int64_t(ids.front()), address);
+  const std::string why = "more than " + std::to_string(max_pending_) + " unauthenticated connections at once";
+  const auto old_enough = Clock::now() - shed_after_;
+  std::size_t excess = live - max_pending_;
+  for (; excess > 0 && !busiest.empty(); --excess) {
+    const auto [n, oldest, address] = busiest.top();
+    auto& ids = by_address[address];
+    const std::uint64_t victim = ids.front();
+    if (n == 1 && peers_[victim].accepted > old_enough) break;  // one each, the oldest young: wait
+    busiest.pop();
+    ids.pop_front();
+    refuse(victim, "shed",
+           "rendezvous: shed " + peers_[victim].remote + ", the oldest of " + std::to_string(n) +
+               " unauthenticated connection(s) from " + address + " (" + why + ")",
+           why);
+    if (!ids.empty()) busiest.emplace(n - 1, -std::int64_t(ids.front()), address);
+  }
+  if (excess > 0) pause_accepting(true);  // the rest are young and each from an address of its own
 }
 
 bool RdzvGate::shed_one(const std::string& why) {
@@ -186,7 +230,12 @@ bool RdzvGate::shed_one(const std::string& why) {
   return true;
 }
 
-void RdzvGate::pause_accepting() {
+// Until the next tick() when out of descriptors (some may be free by then);
+// while `until_room`, until the pending ones are within max_pending again (a
+// handshake ended, or tick() shed one old enough): the connections wait in
+// the kernel's accept queue meanwhile.
+void RdzvGate::pause_accepting(bool until_room) {
+  paused_until_room_ = until_room;
   if (accept_paused_) return;
   accept_paused_ = loop_.modify(listen_fd_, 0).ok();
 }
@@ -214,6 +263,7 @@ void RdzvGate::on_close(std::uint64_t id, const std::string& why) {
                     "rendezvous: closed " + it->second.remote + " before it authenticated: " + why);
   graveyard_.push_back(std::move(it->second.conn));
   peers_.erase(it);
+  if (!node) --pending_;
   if (node) events_.on_close(*node, id, why);
 }
 
@@ -254,6 +304,7 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
     return close_peer(id, "duplicate node");
   }
   peer.node = r->node;
+  --pending_;
   peer.conn->trust();
   events_.admitted(r->node, id);
   peer.conn->send(
@@ -298,15 +349,16 @@ void RdzvGate::mark_closing(std::uint64_t peer) {
   if (const auto it = peers_.find(peer); it != peers_.end()) it->second.closing = true;
 }
 
-std::size_t RdzvGate::pending_peers() const {
-  return std::size_t(std::count_if(peers_.begin(), peers_.end(), [](const auto& p) { return !p.second.node; }));
-}
-
 void RdzvGate::tick() {
   graveyard_.clear();
   const auto now = Clock::now();
-  if (accept_paused_ && loop_.modify(listen_fd_, EPOLLIN).ok()) accept_paused_ = false;
-  // Handshakes that drag on (slowloris) are cut.
+  if (accept_paused_ && (!paused_until_room_ || pending_ <= max_pending_) && loop_.modify(listen_fd_, EPOLLIN).ok())
+    accept_paused_ = false;
+  // Handshakes that drag on (slowloris) are cut: looked for every 100 ms, not
+  // every loop turn (a turn per message, and 16,384 peers to look through).
+  if (now < next_scan_) return strangers_.flush(now, false);
+  next_scan_ = now + kScanEvery;
+  shed_excess();  // young connections paused accepting: some may be old enough now
   std::vector<std::uint64_t> late;
   for (const auto& [id, p] : peers_)
     if (!p.node && !p.closing && now > p.deadline) late.push_back(id);

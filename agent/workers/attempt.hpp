@@ -22,6 +22,9 @@ struct Attempt {
   std::uint32_t number = 0;
   WorkerLayout layout;
   std::string ifname;  // the interface toward layout.master_addr; "" when unknown
+  // The OOM killer's count in this agent's memory cgroup (the workers' too)
+  // when the workers started (ddp/node/cgroup.hpp); nullopt without one.
+  std::optional<std::uint64_t> oom_kills_at_start;
 };
 
 // How the spec (spec.hpp) has the workers started.

@@ -33,7 +33,8 @@ std::string stderr_excerpt(const std::vector<std::string>& lines) {
   return "..." + text.substr(text.size() - kMaxExcerpt);
 }
 
-Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file) {
+Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file,
+                     bool oom_killed) {
   Failure f;
   f.kind = FailureKind::WorkerExited;
   f.attempt = site.attempt;
@@ -46,6 +47,7 @@ Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::strin
   f.signal = exit.signaled ? exit.signal : 0;
   f.stderr_tail = std::move(tail);
   f.error_file = std::move(error_file);
+  f.cls = classify_worker(f, oom_killed);
   return f;
 }
 

@@ -32,8 +32,10 @@ std::string local_time(std::chrono::system_clock::time_point t);
 std::string stderr_excerpt(const std::vector<std::string>& lines, std::size_t from);
 std::string stderr_excerpt(const std::vector<std::string>& lines);
 
-// A worker that exited with a code other than 0, or that a signal killed.
-Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file);
+// A worker that exited with a code other than 0, or that a signal killed,
+// classed (failure_class.hpp); `oom_killed`: its cgroup's OOM killer struck.
+Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file,
+                     bool oom_killed = false);
 // This node's workers could not be started (`why` says what failed).
 Failure start_failure(const FailureSite& site, const std::string& why);
 // The culprit of a hang (duties/hang_watch.hpp): hang.stalled[culprit],

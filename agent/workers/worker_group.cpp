@@ -152,6 +152,15 @@ void WorkerGroup::abort_for_stack(std::uint32_t local_rank) {
     }
 }
 
+std::vector<pid_t> WorkerGroup::pids() const {
+  std::vector<pid_t> pids;
+  for (const auto& w : workers_) {
+    if (pids.size() <= w.local_rank) pids.resize(w.local_rank + 1, -1);
+    if (w.running) pids[w.local_rank] = w.pid;
+  }
+  return pids;
+}
+
 std::size_t WorkerGroup::running() const {
   std::size_t n = 0;
   for (const auto& w : workers_) n += w.running;

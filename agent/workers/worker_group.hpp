@@ -68,6 +68,8 @@ class WorkerGroup {
   // (Python's faulthandler), not a core dump.
   void abort_for_stack(std::uint32_t local_rank);
   std::size_t running() const;
+  // By local rank: each worker's pid while it runs, else -1.
+  std::vector<pid_t> pids() const;
   // Blocking: SIGTERM to every running worker, `grace` to end, then SIGKILL;
   // reaps all. For the end of the agent; while it serves, the agent stops its
   // workers without blocking (signal_all, reap, signal_all(SIGKILL)).

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Job-wide fail-fast on 3 nodes: a worker killed on node 2 stops every worker on
 # every node and names the root cause; SIGUSR1 reaches every worker and the run
-# goes on; scancel leaves no process behind on any node.
+# goes on; scancel is named as Slurm's stop and leaves no process behind on
+# any node.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 sleeper="$DDP_SOURCE_DIR/examples/sleeper.py"
@@ -20,6 +21,7 @@ expect_failure "srun after kill -9 of rank 5"
 expect_eq "$RC" "137" "srun's exit code is the killed worker's (128 + SIGKILL)"
 expect_in "$ERR" "root cause: worker rank 5 (local rank 1) on node 2" "root cause names the rank and node"
 expect_in "$ERR" "was killed by SIGKILL" "root cause names the signal"
+expect_in "$ERR" "class killed: " "a SIGKILL from outside is classed so"
 expect_eq "$(grep -c 'root cause:' <<<"$ERR")" "1" "one root cause for the job"
 expect_eq "$(node_processes "$sleeper" | wc -l)" "0" "no worker left on any node"
 
@@ -39,6 +41,10 @@ wait_lines "$WORK/cancel.out" "ready rank=" 6 60
 job=$(squeue -h -o '%i' | head -n 1)
 scancel "$job"
 wait_exit "$BG_PID" 30
+ERR=$(cat "$WORK/cancel.err")
+expect_in "$ERR" "root cause: Slurm stopped the job (SIGTERM; JobState=" "node 0 asked slurmctld why the step ended"
+expect_in "$ERR" "it was cancelled (scancel)" "scancel is named"
+expect_in "$ERR" "class slurm_stop: " "Slurm's stop is its own class"
 deadline=$((SECONDS + 15))
 while [[ -n $(node_processes "$sleeper") ]] && ((SECONDS < deadline)); do sleep 0.2; done
 expect_eq "$(node_processes "$sleeper" | wc -l)" "0" "no worker left after scancel"

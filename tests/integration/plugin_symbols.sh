@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 plugin=${1:?path to spank_ddp.so}
 
 exported=$(nm -D --defined-only "$plugin" | awk '{print $3}' | sort | tr '\n' ' ')
-expect_eq "$exported" "plugin_name plugin_type plugin_version slurm_spank_init slurm_spank_init_post_opt slurm_spank_task_init slurm_spank_user_init spank_plugin_version " "exported symbols"
+expect_eq "$exported" "plugin_name plugin_type plugin_version slurm_spank_exit slurm_spank_init slurm_spank_init_post_opt slurm_spank_task_init slurm_spank_user_init spank_plugin_version " "exported symbols"
 # Not linked to libslurm: the host process (srun, slurmstepd) provides slurm_*.
 ldd "$plugin" | grep -q libslurm && fail "spank_ddp.so must not link libslurm"
 # Hardened: full RELRO and a stack protector.

@@ -11,7 +11,7 @@ bg_srun job -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose "$PYTHON" "$sleeper" 8
 wait_lines "$WORK/job.out" "ready rank=" 4 60
 port=$(rdzv_port_from "$WORK/job.err")
 [[ -n $port ]] || fail "no rendezvous port in the verbose output"
-"$PYTHON" - "$addr0" "$port" <<'PY' >"$WORK/stranger.log" 2>&1
+"$PYTHON" - "$addr0" "$port" <<'PY' >"$WORK/stranger.log" 2>&1 || { cat "$WORK/stranger.log" "$WORK/job.err" >&2; fail "the stranger's script failed"; }
 import socket, sys
 addr, port = sys.argv[1], int(sys.argv[2])
 # 1. A forged response: right shape, wrong secret.

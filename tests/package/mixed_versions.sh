@@ -3,7 +3,7 @@
 # and agent, 1d2248e: rendezvous protocol 3) and nodes of this one. Each
 # direction ends within seconds with one message naming the node and both
 # versions, never the rendezvous timeout: the old side cannot change, so this
-# release detects it (common/ddp/wire/rdzv_messages.hpp, protocol 5).
+# release detects it (common/ddp/wire/rdzv_messages.hpp, protocol 5 on).
 #
 #   tests/package/mixed_versions.sh OLD_PLUGIN OLD_AGENT NEW_PLUGIN NEW_AGENT   # root
 #
@@ -64,7 +64,8 @@ run_on_slurmd 1 "$dir/slurm.conf"
 run_on_slurmd 0 "$dir/slurm-old.conf"
 step "older node 0"
 expect "node 1 (" "the older node 0 names node 1"
-expect "runs a ddp-agent with protocol 5 but node 0 runs protocol 3" "the older node 0 names both protocols"
+protocol=$(sed -n 's/.*kProtocolVersion = \([0-9]*\);.*/\1/p' "$(dirname "$0")/../../common/ddp/wire/rdzv_messages.hpp")
+expect "runs a ddp-agent with protocol $protocol but node 0 runs protocol 3" "the older node 0 names both protocols"
 expect "the rendezvous on node 0 runs an older slurm-ddp (protocol 3), this agent slurm-ddp" "node 1 says it too"
 say "node 0 on the older release: it names node 1 and both protocols, and so does node 1"
 

@@ -26,6 +26,9 @@ Suite* worker_env_suite();
 Suite* site_config_suite();
 Suite* config_check_suite();
 Suite* login_host_suite();
+Suite* failure_class_suite();
+Suite* straggler_suite();
+Suite* preflight_suite();
 Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
@@ -39,6 +42,7 @@ Suite* trainer_resume_suite();
 Suite* rdzv_protocol_suite();
 Suite* rdzv_messages_suite();
 Suite* progress_file_suite();
+Suite* bad_node_report_suite();
 Suite* output_suite();
 Suite* roster_suite();
 

@@ -466,7 +466,8 @@ class FakeCoordinator {
     rig.clients
         .emplace_back(rig.loop, cfg,
                       agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
-                                                [lost](const std::string& why) { *lost = why; }})
+                                                [lost](const std::string& why) { *lost = why; },
+                                                [](const rdzv::Order&) {}})
         .begin();
     return lost;
   }
@@ -767,6 +768,23 @@ START_TEST(idle_connections_time_out_and_the_oldest_are_shed) {
 }
 END_TEST
 
+// A large step's nodes connect at once, each from an address of its own:
+// past max_pending nobody is shed before it had half the handshake timeout
+// to answer (1 s here); accepting waits for room instead.
+START_TEST(one_connection_per_address_is_given_time_to_answer) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 3, milliseconds(2000), 8);
+  std::list<Peer> idle;
+  for (int i = 1; i <= 9; ++i) idle.emplace_back(a.port(), ("127.0.1." + std::to_string(i)).c_str()).challenge(rig, "100.0");
+  ck_assert_uint_eq(a.pending_peers(), 9);
+  ck_assert(!idle.front().closed_within(rig, milliseconds(600)));
+  ck_assert(idle.front().closed_within(rig, milliseconds(1000)));  // shed, about 1 s after it came
+  idle.pop_front();
+  ck_assert_uint_eq(a.pending_peers(), 8);
+}
+END_TEST
+
 // Descriptors run out before the pending limit is reached (node 0 holding many
 // nodes' sockets): accept() fails with EMFILE, and the oldest stranger is shed
 // so that the real agent is accepted at once, not after the handshake timeout.
@@ -845,7 +863,7 @@ struct FakeNodes {
       auto& p = *peers.emplace_back(std::make_unique<Peer>(coordinator.port()));
       p.send(response(secret, run, node, p.challenge(rig, run)));
       ck_assert(p.line(rig).rfind("WELCOME", 0) == 0);
-      p.send(rdzv::encode(rdzv::Join{2, {}, "n" + std::to_string(node), "10.0.0." + std::to_string(node)}.to_message()));
+      p.send(rdzv::encode(rdzv::Join{2, {}, "n" + std::to_string(node), "10.0.0." + std::to_string(node), ""}.to_message()));
     }
     for (auto& p : peers) {
       const auto start = next(rig, *p);
@@ -991,7 +1009,7 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   ck_assert(last.verdict().has_value());
   const auto unhealthy = cause_of(last);
   CK_CONTAINS(unhealthy, "node 1 (n1, 10.0.0.1) is unhealthy, taken out of the step: its HealthCheck /x failed");
-  CK_CONTAINS(unhealthy, "(the failure that ran its check: worker rank 3 (local rank 1) on node 1 (n1) exited with "
+  CK_CONTAINS(unhealthy, "(its own failure before: worker rank 3 (local rank 1) on node 1 (n1) exited with "
                          "code 3 at 00:00:03)");
   CK_CONTAINS(unhealthy, "no restart left to go on (--ddp-restarts=0)");
 
@@ -1074,22 +1092,41 @@ START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
     return Status(Ok{});
   };
   agent::Requeue ok;
-  ck_assert(ok.start("4242_1", fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
+  ck_assert(ok.start("4242_1", "", fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
   ck_assert(ok.running());
   ck_assert(wait(ok).ok());
   CK_STR_EQ(slurp(dir + "/args"), "requeue 4242_1\n");
 
   agent::Requeue refused;
-  ck_assert(refused.start("7", fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1")).ok());
+  ck_assert(refused.start("7", "", fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1")).ok());
   const auto r = wait(refused);
   ck_assert(!r.ok());
   CK_STR_EQ(r.error(), "scontrol requeue 7: slurm_requeue error: Requested operation is presently disabled");
 
   agent::Requeue missing;
-  ck_assert(missing.start("7", dir + "/no-such-scontrol").ok());
+  ck_assert(missing.start("7", "", dir + "/no-such-scontrol").ok());
   const auto m = wait(missing);
   ck_assert(!m.ok());
   CK_CONTAINS(m.error(), "is slurm-client installed on node 0?");
+
+  // Nodes kept out: held, updated, released, in that order; a failed update
+  // is said, and the job is released all the same.
+  agent::Requeue held;
+  ck_assert(held.start("7", "n[1-2],n5", fake("hold", "echo \"$@\" >> " + dir + "/log")).ok());
+  ck_assert(wait(held).ok());
+  CK_STR_EQ(slurp(dir + "/log"), "requeuehold 7\nupdate JobId=7 ExcNodeList=n[1-2],n5\nrelease 7\n");
+  agent::Requeue stuck;
+  const auto script = "echo \"$@\" >> " + dir + "/log2; [ \"$1\" != update ] || { echo 'Invalid node name' >&2; exit 1; }";
+  ck_assert(stuck.start("7", "n5", fake("stuck", script)).ok());
+  const auto s = wait(stuck);
+  ck_assert(!s.ok());
+  CK_STR_EQ(s.error(), "scontrol update JobId=7: Invalid node name");
+  CK_STR_EQ(slurp(dir + "/log2"), "requeuehold 7\nupdate JobId=7 ExcNodeList=n5\nrelease 7\n");
+  // The requeued job's ExcNodeList: the user's own, then ours.
+  CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=(null) Features=(null)", {"ct-n1"}), "ct-n1");
+  CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=ct-n[3-4] Features=(null)", {"ct-n1", "ct-n3"}),
+            "ct-n[3-4],ct-n1,ct-n3");
+  CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=ct-n1\n", {"ct-n1"}), "ct-n1");
   fs::remove_all(dir);
 }
 END_TEST
@@ -1103,6 +1140,7 @@ Suite* agent_suite() {
        a_response_replayed_on_a_new_connection_is_refused, the_client_refuses_a_welcome_replayed_on_a_new_connection,
        a_node_of_another_version_ends_the_rendezvous_naming_both, the_client_answers_another_version_and_names_both,
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
+       one_connection_per_address_is_given_time_to_answer,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
        requeue_runs_scontrol_and_reports_its_answer, a_chatty_command_never_holds_the_loop,
        the_requeue_wait_ends_before_the_job_does,

@@ -37,10 +37,13 @@ NodePlan sample_plan() {
   p.hang_timeout_ms = 300000;
   p.spares = 1;  // node 2 waits
   p.min_nodes = 1;
+  p.stragglers = StragglerAction::Swap;
+  p.preflight = PreflightAction::Check;
   p.group_rank = 1;
   p.groups = 2;
   p.health_check = "/usr/lib/site/gpu-health";
   p.health_check_timeout_ms = 90000;
+  p.bad_node_report = "/run/slurm-ddp/7.0";
   for (int i = 0; i < 4; ++i)
     p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
                             std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
@@ -54,6 +57,16 @@ START_TEST(plan_round_trips_through_the_environment) {
   const auto back = read_plan(env);
   ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
   ck_assert(*back == sample_plan());
+  // A 0.2.0 plugin's plan has no DDP_PLAN_STRAGGLERS: a report, the default.
+  env.unset("DDP_PLAN_STRAGGLERS");
+  ck_assert(read_plan(env)->stragglers == StragglerAction::Report);
+  env.set("DDP_PLAN_STRAGGLERS", "later");
+  CK_CONTAINS(read_plan(env).error(), "DDP_PLAN_STRAGGLERS='later': expected report, swap or off");
+  env.unset("DDP_PLAN_STRAGGLERS");
+  env.unset("DDP_PLAN_PREFLIGHT");  // nor DDP_PLAN_PREFLIGHT: none, the default
+  ck_assert(read_plan(env)->preflight == PreflightAction::Off);
+  env.set("DDP_PLAN_PREFLIGHT", "twice");
+  CK_CONTAINS(read_plan(env).error(), "DDP_PLAN_PREFLIGHT='twice': expected off, check or swap");
 }
 END_TEST
 

@@ -97,6 +97,20 @@ START_TEST(validate_catches_contradictions) {
   ck_assert(apply_option(off, "ddp-procs", "2").ok());
   ck_assert(apply_option(off, "no-ddp", nullptr).ok());
   ck_assert(validate(off).ok());
+  // --ddp-stragglers: a word, checked.
+  DdpRequest s;
+  ck_assert(apply_option(s, "ddp-stragglers", "swap").ok());
+  ck_assert(s.stragglers == ddp::StragglerAction::Swap);
+  const auto bad = apply_option(s, "ddp-stragglers", "kill");
+  ck_assert(!bad.ok());
+  CK_CONTAINS(bad.error(), "--ddp-stragglers='kill': use report");
+  // --ddp-preflight: unset (the site decides) until given.
+  DdpRequest p;
+  ck_assert(!p.preflight.has_value());
+  ck_assert(apply_option(p, "ddp-preflight", "swap").ok());
+  ck_assert(p.preflight == ddp::PreflightAction::Swap);
+  CK_CONTAINS(apply_option(p, "ddp-preflight", "(null)").error(), "--ddp-preflight='': use check");
+  CK_CONTAINS(apply_option(p, "ddp-preflight", "full").error(), "--ddp-preflight='full': use check");
 }
 END_TEST
 
@@ -105,7 +119,12 @@ START_TEST(option_table_usage_starts_with_plugin_tag) {
     CK_CONTAINS(std::string(spec.usage).substr(0, 5), "[ddp]");
     DdpRequest r;  // every registered option is understood by apply_option
     const std::string name = spec.name;
-    const char* value = !spec.arginfo ? nullptr : name == "ddp" ? "cpu" : name == "ddp-port" ? "29500" : "2";
+    const char* value = !spec.arginfo           ? nullptr
+                        : name == "ddp"            ? "cpu"
+                        : name == "ddp-port"       ? "29500"
+                        : name == "ddp-stragglers" ? "swap"
+                        : name == "ddp-preflight"  ? "check"
+                                                   : "2";
     ck_assert_msg(apply_option(r, spec.name, value).ok(), "option --%s rejected", spec.name);
   }
 }

@@ -191,6 +191,17 @@ START_TEST(hang_timeout_default_and_overrides) {
 }
 END_TEST
 
+START_TEST(preflight_default_and_overrides) {
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  ck_assert(resolve_settings(SiteConfig{}, "p", "n", any).preflight == PreflightAction::Off);
+  const auto c = parse_site_config("Preflight=check\nPartitionName=gpu Preflight=swap\n", "t");
+  ck_assert(c.ok());
+  ck_assert(resolve_settings(*c, "batch", "n", any).preflight == PreflightAction::Check);
+  ck_assert(resolve_settings(*c, "gpu", "n", any).preflight == PreflightAction::Swap);
+  CK_CONTAINS(parse_site_config("Preflight=yes\n", "t").error(), "Preflight=yes: use off, check or swap");
+}
+END_TEST
+
 START_TEST(health_check_path_and_timeout) {
   const auto any = [](const std::string&, const std::string&) { return false; };
   const auto none = resolve_settings(SiteConfig{}, "p", "n", any);
@@ -203,6 +214,21 @@ START_TEST(health_check_path_and_timeout) {
   ck_assert_int_eq(set.health_check_timeout.count(), 120000);
   CK_CONTAINS(parse_site_config("HealthCheck=gpu-health\n", "t").error(), "HealthCheck=gpu-health: use an absolute path");
   ck_assert(!parse_site_config("HealthCheckTimeout=0\n", "t").ok());
+}
+END_TEST
+
+START_TEST(bad_node_hook_global_only) {
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  ck_assert(resolve_settings(SiteConfig{}, "p", "n", any).bad_node_hook.empty());
+  const auto c = parse_site_config("BadNodeHook=/usr/local/sbin/ddp-bad-node\n", "t");
+  ck_assert(c.ok());
+  CK_STR_EQ(resolve_settings(*c, "p", "n", any).bad_node_hook, "/usr/local/sbin/ddp-bad-node");
+  CK_CONTAINS(parse_site_config("BadNodeHook=ddp-bad-node\n", "t").error(), "use an absolute path");
+  // Root runs it: never chosen per partition or node.
+  CK_CONTAINS(parse_site_config("PartitionName=gpu BadNodeHook=/x\n", "t").error(),
+              "t:1: BadNodeHook= is run as root for every step that kept a node out, so it goes on a global line only");
+  CK_CONTAINS(parse_site_config("NodeName=n1 BadNodeHook=/x\n", "t").error(), "global line only");
+  ck_assert(parse_plugin_args({"BadNodeHook=/usr/local/sbin/ddp-bad-node"}).ok());
 }
 END_TEST
 
@@ -410,6 +436,19 @@ START_TEST(hostlists_out_of_bounds_never_reach_slurms_parser) {
 }
 END_TEST
 
+START_TEST(trusted_program_is_executable_and_roots_alone) {
+  const Scratch s;
+  const auto script = s.write("hook", "#!/bin/sh\n", 0755);
+  // The scratch folder is ours (root's, in CI); a program must be root's.
+  if (::getuid() == 0) ck_assert(check_trusted_program(script, "BadNodeHook").ok());
+  CK_CONTAINS(check_trusted_program(s.write("plain", "#!/bin/sh\n", 0644), "BadNodeHook").error(),
+              "is not an executable file; fix with: chmod 755");
+  CK_CONTAINS(check_trusted_program(s.write("open", "#!/bin/sh\n", 0777), "BadNodeHook").error(),
+              "must be owned by root and writable only by root");
+  CK_CONTAINS(check_trusted_program(s.dir + "/none", "BadNodeHook").error(), "cannot open BadNodeHook");
+}
+END_TEST
+
 Suite* site_config_suite() {
   return make_suite(
       "site_config",
@@ -417,7 +456,8 @@ Suite* site_config_suite() {
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
        stop_grace_follows_kill_wait, requeue_default_and_wait, kill_switch_site_wide_or_per_partition_with_its_origin,
-       hang_timeout_default_and_overrides, health_check_path_and_timeout,
+       hang_timeout_default_and_overrides, preflight_default_and_overrides, health_check_path_and_timeout,
+       bad_node_hook_global_only, trusted_program_is_executable_and_roots_alone,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,

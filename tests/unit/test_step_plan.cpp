@@ -280,6 +280,10 @@ START_TEST(agent_only_options_in_the_task_shape_are_refused) {
   CK_CONTAINS(check_options_for_shape(task, r).error(), "--ddp-requeue needs one task per node");
   r.requeue = false;
   ck_assert(check_options_for_shape(task, r).ok());
+  r.preflight = PreflightAction::Check;  // the agents run the checks
+  CK_CONTAINS(check_options_for_shape(task, r).error(), "--ddp-preflight needs one task per node");
+  r.preflight = PreflightAction::Off;
+  ck_assert(check_options_for_shape(task, r).ok());
   ck_assert(check_options_for_shape(agent, ddp_request()).ok());
 }
 END_TEST

@@ -19,6 +19,32 @@ Result<std::uint32_t> count(const char* value, std::string_view option, std::uin
   return std::uint32_t(*n);
 }
 
+Result<StragglerAction> straggler_action(const char* value) {
+  if (const auto action = absent(value) ? std::nullopt : straggler_action_from(value)) return *action;
+  return fail("--ddp-stragglers='" + printable(absent(value) ? "" : value, 40) +
+              "': use report (name a slow node, the default), swap (take it out for a spare) or off");
+}
+
+Result<PreflightAction> preflight_action(const char* value) {
+  if (const auto action = absent(value) ? std::nullopt : preflight_action_from(value)) return *action;
+  return fail("--ddp-preflight='" + printable(absent(value) ? "" : value, 40) +
+              "': use check (name a node far off the others), swap (take it out for a spare) or off");
+}
+
+// The options whose value is a word naming what to do.
+Status apply_action(DdpRequest& request, std::string_view option, const char* value) {
+  if (option == "ddp-stragglers") {
+    auto action = straggler_action(value);
+    if (!action) return fail(action.error());
+    request.stragglers = *action;
+  } else {
+    auto action = preflight_action(value);
+    if (!action) return fail(action.error());
+    request.preflight = *action;
+  }
+  return Ok{};
+}
+
 }  // namespace
 
 Status apply_option(DdpRequest& request, std::string_view option, const char* value) {
@@ -71,6 +97,8 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
     auto n = count(value, option, 1, kMaxNodes);
     if (!n) return fail(n.error());
     request.min_nodes = *n;
+  } else if (option == "ddp-stragglers" || option == "ddp-preflight") {
+    return apply_action(request, option, value);
   } else {
     return fail("unknown option --" + std::string(option));
   }

@@ -13,6 +13,7 @@
 #include "ddp/base/bounds.hpp"
 #include "ddp/base/mode.hpp"
 #include "ddp/base/result.hpp"
+#include "ddp/wire/node_plan.hpp"
 
 namespace ddp {
 
@@ -29,6 +30,8 @@ struct DdpRequest {
   std::optional<std::uint32_t> hang_timeout_s;  // --ddp-hang-timeout=SECONDS (0: off); unset: the site's
   std::uint32_t spares = 0;            // --ddp-spares=K: the step's last K nodes wait, to replace a lost one
   std::optional<std::uint32_t> min_nodes;  // --ddp-min-nodes=M: without spares, go on down to M nodes
+  std::optional<StragglerAction> stragglers;  // --ddp-stragglers=report|swap|off; unset: report
+  std::optional<PreflightAction> preflight;   // --ddp-preflight=check|swap|off; unset: the site's Preflight=
   std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line
 
   bool active() const { return enabled && !opted_out; }
@@ -65,13 +68,21 @@ inline constexpr OptionSpec kOptions[] = {
     {"ddp-min-nodes", "M", false,
      "[ddp] When a node is lost and no spare is left, go on with fewer nodes, down to M (WORLD_SIZE shrinks). "
      "Needs srun --no-kill"},
+    {"ddp-stragglers", "report|swap|off", false,
+     "[ddp] A node whose workers hold the others back (busy while the others wait at the collectives) is named "
+     "within 30 s (report, default); swap also takes it out: a spare takes its place and every worker restarts, "
+     "or the job stops. off: not watched"},
+    {"ddp-preflight", "check|swap|off", false,
+     "[ddp] Before any worker starts, time a GEMM on every node (one node per host at a time) and each node's "
+     "transfer to node 0; a node at least 1.5x slower than the others' median is named (check), or taken out "
+     "for a spare (swap: --ddp-spares, else the job stops with the figures). Default: the site's, else off"},
 };
 
 // Environment equivalents, for slurmrestd and scripts that cannot pass options;
 // an option on the command line (or inherited from sbatch) wins.
 //   DDP_MODE=auto|gpu|cpu|off  DDP_GPUS=N  DDP_PROCS=N  DDP_PORT=PORT
 //   DDP_RESTARTS=N  DDP_VERBOSE=1  DDP_REQUEUE=1  DDP_HANG_TIMEOUT=S  DDP_SPARES=K
-//   DDP_MIN_NODES=M
+//   DDP_MIN_NODES=M  DDP_STRAGGLERS=report|swap|off  DDP_PREFLIGHT=check|swap|off
 struct EnvEquivalent {
   const char* variable;
   const char* option;
@@ -81,6 +92,7 @@ inline constexpr EnvEquivalent kEnvEquivalents[] = {
     {"DDP_PORT", "ddp-port"}, {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
     {"DDP_REQUEUE", "ddp-requeue"}, {"DDP_HANG_TIMEOUT", "ddp-hang-timeout"},
     {"DDP_SPARES", "ddp-spares"},     {"DDP_MIN_NODES", "ddp-min-nodes"},
+    {"DDP_STRAGGLERS", "ddp-stragglers"}, {"DDP_PREFLIGHT", "ddp-preflight"},
 };
 
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given

@@ -25,9 +25,13 @@ std::optional<std::uint32_t> group_of(const Roster& roster, std::uint32_t node) 
 }
 
 std::vector<std::uint32_t> spare_nodes(const Roster& roster) {
+  // Marked once, not group_of() per node: linear at 16,384 nodes, not quadratic.
+  std::vector<bool> in_group(roster.capacity.size(), false);
+  for (const auto& g : roster.groups)
+    if (g.node < in_group.size()) in_group[g.node] = true;
   std::vector<std::uint32_t> spares;
   for (std::uint32_t node = 0; node < roster.capacity.size(); ++node)
-    if (!roster.lost[node] && !group_of(roster, node)) spares.push_back(node);
+    if (!roster.lost[node] && !in_group[node]) spares.push_back(node);
   return spares;
 }
 

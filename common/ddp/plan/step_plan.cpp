@@ -32,6 +32,10 @@ Status check_options_for_shape(const StepFacts& facts, const DdpRequest& request
   if (request.restarts > 0) return refuse("--ddp-restarts", "the agent restarts the workers");
   if (request.hang_timeout_s.value_or(0) > 0) return refuse("--ddp-hang-timeout", "the agent watches the workers");
   if (request.requeue.value_or(false)) return refuse("--ddp-requeue", "the agent requeues the job");
+  if (request.stragglers.value_or(StragglerAction::Report) == StragglerAction::Swap)
+    return refuse("--ddp-stragglers=swap", "the agents watch the workers and swap a node");
+  if (request.preflight.value_or(PreflightAction::Off) != PreflightAction::Off)
+    return refuse("--ddp-preflight", "the agents run the checks before the workers");
   return Ok{};
 }
 
@@ -92,6 +96,7 @@ Status place_ranks(NodePlan& plan, const StepFacts& facts, const DdpRequest& req
   plan.spares = request.spares;
   plan.groups = groups;
   plan.min_nodes = request.min_nodes.value_or(0);
+  plan.stragglers = request.stragglers.value_or(StragglerAction::Report);
   plan.group_rank = plan.node_rank;
   return Ok{};
 }
@@ -131,6 +136,7 @@ void copy_settings(NodePlan& plan, const StepFacts& facts, const Settings& setti
   plan.requeue_wait_ms = std::uint32_t(settings.requeue_wait.count());
   plan.hang_timeout_ms =
       request.hang_timeout_s ? *request.hang_timeout_s * 1000u : std::uint32_t(settings.hang_timeout.count());
+  plan.preflight = request.preflight.value_or(settings.preflight);
 }
 
 // The step-wide plan of the agent and task shapes: ranks, MASTER_*,

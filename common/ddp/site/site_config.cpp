@@ -82,12 +82,13 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 constexpr const char* kKnownKeys =
     "PartitionName, NodeName, Enabled, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
     "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, HangTimeout, HealthCheck, "
-    "HealthCheckTimeout, Env, ForceEnv";
+    "HealthCheckTimeout, BadNodeHook, Preflight, Env, ForceEnv";
 
 Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
   for (auto [name, field] : {std::pair{"Agent", &patch.agent}, std::pair{"TopologyFile", &patch.topology_file},
                              std::pair{"GpuInfoDir", &patch.gpu_info_dir},
-                             std::pair{"HealthCheck", &patch.health_check}}) {
+                             std::pair{"HealthCheck", &patch.health_check},
+                             std::pair{"BadNodeHook", &patch.bad_node_hook}}) {
     if (!iequals(key, name)) continue;
     if (value.empty() || value.front() != '/')
       return fail(std::string(name) + "=" + std::string(value) + ": use an absolute path");
@@ -119,6 +120,11 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
     auto flag = parse_bool(value, key);
     if (!flag) return fail(flag.error());
     return set_once(*field, *flag, name);
+  }
+  if (iequals(key, "Preflight")) {
+    const auto action = preflight_action_from(value);
+    if (!action) return fail("Preflight=" + std::string(value) + ": use off, check or swap");
+    return set_once(patch.preflight, *action, "Preflight");
   }
   if (iequals(key, "Env") || iequals(key, "ForceEnv")) {
     auto env = parse_env(value, iequals(key, "Env") ? "Env" : "ForceEnv", iequals(key, "ForceEnv"));
@@ -162,6 +168,9 @@ Result<ConfigLine> parse_line(std::string_view text, std::string origin) {
   if (line.scope == ConfigLine::Scope::Nodes && line.patch.enabled)
     return fail("Enabled= turns --ddp on or off for whole steps, so it goes on a global or a PartitionName= line, "
                 "not a NodeName= line (to keep steps off some nodes, use a partition or a reservation)");
+  // Root runs it: one program for the cluster, chosen where the admin looks.
+  if (line.scope != ConfigLine::Scope::Global && line.patch.bad_node_hook)
+    return fail("BadNodeHook= is run as root for every step that kept a node out, so it goes on a global line only");
   if (line.scope != ConfigLine::Scope::Global && line.patch == SettingsPatch{})
     return fail("this line selects " + std::string(line.scope == ConfigLine::Scope::Nodes ? "nodes" : "partitions") +
                 " but sets nothing for them");
@@ -186,9 +195,11 @@ void apply(Settings& settings, const ConfigLine& line) {
   if (patch.hang_timeout) settings.hang_timeout = *patch.hang_timeout;
   if (patch.health_check) settings.health_check = *patch.health_check;
   if (patch.health_check_timeout) settings.health_check_timeout = *patch.health_check_timeout;
+  if (patch.bad_node_hook) settings.bad_node_hook = *patch.bad_node_hook;
   if (patch.topology_file) settings.topology_file = *patch.topology_file;
   if (patch.gpu_info_dir) settings.gpu_info_dir = *patch.gpu_info_dir;
   if (patch.master_interface) settings.master_interface = *patch.master_interface;
+  if (patch.preflight) settings.preflight = *patch.preflight;
   for (const auto& e : patch.env) {
     const auto same =
         std::find_if(settings.env.begin(), settings.env.end(), [&](const EnvSetting& s) { return s.name == e.name; });
@@ -308,21 +319,9 @@ struct FileDescriptor {
   ~FileDescriptor() { ::close(fd); }
 };
 
-}  // namespace
-
-Result<std::optional<std::string>> read_trusted_file(const std::string& path, std::string_view what, uid_t owner) {
+// The checks of read_trusted_file on an opened file's `st`.
+Status check_trusted(const struct stat& st, const std::string& path, std::string_view what, uid_t owner) {
   const std::string name = std::string(what) + " " + path;
-  // O_NONBLOCK: a FIFO put there must not hang slurmstepd in open().
-  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (raw < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return fail("cannot read " + name + ": " + std::strerror(errno));
-  }
-  const FileDescriptor closer{raw};
-  struct stat st {};
-  if (::fstat(raw, &st) != 0) return fail("cannot read " + name + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(name + " is not a regular file");
-
   // Through a symbolic link the file to fix is the one it leads to.
   std::string real = path;
   if (char* resolved = ::realpath(path.c_str(), nullptr)) {
@@ -348,6 +347,25 @@ Result<std::optional<std::string>> read_trusted_file(const std::string& path, st
                   std::string(what) + "; fix with: chown " + owner_name(owner) + " " + dir + " && chmod go-w " + dir);
   }
 
+  return Ok{};
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> read_trusted_file(const std::string& path, std::string_view what, uid_t owner) {
+  const std::string name = std::string(what) + " " + path;
+  // O_NONBLOCK: a FIFO put there must not hang slurmstepd in open().
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (raw < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return fail("cannot read " + name + ": " + std::strerror(errno));
+  }
+  const FileDescriptor closer{raw};
+  struct stat st {};
+  if (::fstat(raw, &st) != 0) return fail("cannot read " + name + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail(name + " is not a regular file");
+
+  if (auto trusted = check_trusted(st, path, what, owner); !trusted) return fail(trusted.error());
   if (st.st_size > off_t(kMaxTrustedFile)) return fail(name + " is larger than 1 MiB; is it the right file?");
   std::string text;
   char buf[8192];
@@ -360,6 +378,17 @@ Result<std::optional<std::string>> read_trusted_file(const std::string& path, st
     if (text.size() > kMaxTrustedFile) return fail(name + " is larger than 1 MiB; is it the right file?");
   }
   return std::optional<std::string>(std::move(text));
+}
+
+Status check_trusted_program(const std::string& path, std::string_view what) {
+  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (raw < 0) return fail("cannot open " + std::string(what) + " " + path + ": " + std::strerror(errno));
+  const FileDescriptor closer{raw};
+  struct stat st {};
+  if (::fstat(raw, &st) != 0) return fail("cannot check " + std::string(what) + " " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
+    return fail(std::string(what) + " " + path + " is not an executable file; fix with: chmod 755 " + path);
+  return check_trusted(st, path, what, 0);
 }
 
 }  // namespace ddp

@@ -24,6 +24,7 @@
 
 #include "ddp/base/parse.hpp"
 #include "ddp/base/result.hpp"
+#include "ddp/wire/node_plan.hpp"
 
 namespace ddp {
 
@@ -50,9 +51,11 @@ struct SettingsPatch {
   std::optional<std::chrono::milliseconds> hang_timeout;
   std::optional<std::string> health_check;
   std::optional<std::chrono::milliseconds> health_check_timeout;
+  std::optional<std::string> bad_node_hook;
   std::optional<std::string> topology_file;
   std::optional<std::string> gpu_info_dir;
   std::optional<std::string> master_interface;
+  std::optional<PreflightAction> preflight;
   std::vector<EnvSetting> env;
   bool operator==(const SettingsPatch&) const = default;
 };
@@ -87,9 +90,13 @@ struct Settings {
   std::chrono::milliseconds hang_timeout{0};              // --ddp-hang-timeout's default (0: off)
   std::string health_check;                               // run by the agent after a worker failure ("" = none)
   std::chrono::milliseconds health_check_timeout{60000};  // a check that takes longer has failed
+  // Run as root by the plugin on node 0 when a step ends, once per node the
+  // step kept out (spank/bad_node_hook.hpp); "" = none. Global lines only.
+  std::string bad_node_hook;
   std::string topology_file;                              // hwloc XML instead of probing (VMs, containers, tests)
   std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids
   std::string master_interface;  // MASTER_ADDR = node 0's address on this interface (IPoIB); "" = NodeAddr
+  PreflightAction preflight = PreflightAction::Off;  // --ddp-preflight's default
   std::vector<EnvSetting> env;   // one entry per name, the winning one
   bool operator==(const Settings&) const = default;
 };
@@ -116,6 +123,10 @@ Result<SiteConfig> parse_site_config(std::string_view text, std::string_view ori
 // `what` names the file in messages ("the site config"). nullopt: it does not
 // exist (the caller decides whether that is fine).
 Result<std::optional<std::string>> read_trusted_file(const std::string& path, std::string_view what, uid_t owner = 0);
+
+// A program root runs (BadNodeHook=): an executable regular file that only
+// root can have written, nor replaced (read_trusted_file's checks).
+Status check_trusted_program(const std::string& path, std::string_view what);
 
 // Does hostlist expression `nodes` ("gpu[001-064],login1") contain `node`?
 // The plugin answers with Slurm's own hostlist code.

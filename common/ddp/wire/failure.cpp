@@ -149,12 +149,13 @@ std::string describe(const RootCause& cause) {
   if (is_worker_failure(f.kind)) text += worker_details(f);
   if (!cause.also_stalled.empty()) text += stalled_elsewhere(cause.also_stalled);
   if (cause.related)
-    text += (f.kind == FailureKind::NodeUnhealthy ? "\n  (the failure that ran its check: "
+    text += (f.kind == FailureKind::NodeUnhealthy ? "\n  (its own failure before: "
                                                   : "\n  (before the loss was noticed: ") +
             first_line(*cause.related, cause.attempts) + ")";
   if (cause.restarts_exhausted)
     text += "; no restart left to go on (--ddp-restarts=" + std::to_string(*cause.restarts_exhausted) + ")";
   for (const auto& node : cause.left) text += "; node " + node + " had finished and left, so the run cannot restart";
+  if (f.kind != FailureKind::Setup) text += "\n  " + class_line(class_of(f));
   return text;
 }
 

@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "ddp/wire/failure_class.hpp"
+
 namespace ddp {
 
 enum class FailureKind {
@@ -53,10 +55,10 @@ struct HangFacts {
   bool operator==(const HangFacts&) const = default;
 };
 
-// Who (node, rank), when (attempt, time) and how (kind, code, signal, what it
-// said). A failure class (out of memory, CUDA/NCCL error, segfault, the
-// user's exception), which decides whether to retry and whom to blame, is
-// meant to join `kind` here.
+// Who (node, rank), when (attempt, time), how (kind, code, signal, what it
+// said) and its class (failure_class.hpp: out of memory, a CUDA/NCCL error, a
+// crash, the script's exception...), which decides whether to retry and
+// whom to blame.
 struct Failure {
   FailureKind kind = FailureKind::WorkerExited;
   std::uint32_t attempt = 0;
@@ -72,6 +74,7 @@ struct Failure {
   std::string stderr_tail;  // its last lines (a hang: its stack dump), a few KiB at most
   std::string error_file;   // TORCHELASTIC_ERROR_FILE, when the worker wrote it
   std::optional<HangFacts> hang;
+  std::optional<FailureClass> cls;  // as its node classed it; class_of() when unset
   bool operator==(const Failure&) const = default;
 };
 

@@ -49,10 +49,13 @@ void write_plan(const NodePlan& plan, Environment& env) {
   env.set(key("HANG_TIMEOUT_MS"), std::to_string(plan.hang_timeout_ms));
   env.set(key("SPARES"), std::to_string(plan.spares));
   env.set(key("MIN_NODES"), std::to_string(plan.min_nodes));
+  env.set(key("STRAGGLERS"), straggler_action_name(plan.stragglers));
+  env.set(key("PREFLIGHT"), preflight_action_name(plan.preflight));
   env.set(key("GROUP_RANK"), std::to_string(plan.group_rank));
   env.set(key("GROUPS"), std::to_string(plan.groups));
   env.set(key("HEALTH_CHECK"), plan.health_check);
   env.set(key("HEALTH_CHECK_TIMEOUT_MS"), std::to_string(plan.health_check_timeout_ms));
+  env.set(key("BAD_NODE_REPORT"), plan.bad_node_report);
   env.set(key("WORKERS"), encode_placements(plan.placements));
 }
 
@@ -89,6 +92,17 @@ Status read_numbers(const Environment& env, NodePlan& plan) {
     const auto n = number(env, f.name, f.min, f.max);
     if (!n) return fail(n.error());
     *f.out = std::uint32_t(*n);
+  }
+  // Optional: a plan of 0.2.0 has none (a report, the default).
+  if (const auto action = env.get(key("STRAGGLERS"))) {
+    const auto a = straggler_action_from(*action);
+    if (!a) return fail(key("STRAGGLERS") + "='" + printable(*action, 40) + "': expected report, swap or off");
+    plan.stragglers = *a;
+  }
+  if (const auto action = env.get(key("PREFLIGHT"))) {  // optional too: none in a plan of 0.2.0
+    const auto a = preflight_action_from(*action);
+    if (!a) return fail(key("PREFLIGHT") + "='" + printable(*action, 40) + "': expected off, check or swap");
+    plan.preflight = *a;
   }
   // Optional: a plan without them (an agent's own tests) is no array task.
   const std::pair<const char*, std::uint32_t*> array[] = {{"ARRAY_JOB_ID", &plan.array_job_id},
@@ -149,11 +163,42 @@ Result<NodePlan> read_plan(const Environment& env) {
   plan.export_ib_hca = env.get(key("EXPORT_IB_HCA")).value_or("0") == "1";
   plan.requeue = env.get(key("REQUEUE")).value_or("0") == "1";
   plan.health_check = env.get(key("HEALTH_CHECK")).value_or("");
+  plan.bad_node_report = env.get(key("BAD_NODE_REPORT")).value_or("");  // optional: none in 0.2.0's plans
   auto placements = decode_placements(env.get(key("WORKERS")).value_or(""));
   if (!placements) return fail(key("WORKERS") + ": " + placements.error());
   plan.placements = std::move(*placements);
   if (auto ok = check_consistent(plan); !ok) return fail(ok.error());
   return plan;
+}
+
+const char* straggler_action_name(StragglerAction action) {
+  switch (action) {
+    case StragglerAction::Report: return "report";
+    case StragglerAction::Swap: return "swap";
+    case StragglerAction::Off: return "off";
+  }
+  return "report";
+}
+
+std::optional<StragglerAction> straggler_action_from(std::string_view name) {
+  for (const auto a : {StragglerAction::Report, StragglerAction::Swap, StragglerAction::Off})
+    if (name == straggler_action_name(a)) return a;
+  return std::nullopt;
+}
+
+const char* preflight_action_name(PreflightAction action) {
+  switch (action) {
+    case PreflightAction::Off: return "off";
+    case PreflightAction::Check: return "check";
+    case PreflightAction::Swap: return "swap";
+  }
+  return "off";
+}
+
+std::optional<PreflightAction> preflight_action_from(std::string_view name) {
+  for (const auto a : {PreflightAction::Off, PreflightAction::Check, PreflightAction::Swap})
+    if (name == preflight_action_name(a)) return a;
+  return std::nullopt;
 }
 
 std::string scontrol_job_name(const NodePlan& plan) {

@@ -3,71 +3,11 @@
 #include "ddp/base/bounds.hpp"
 #include "ddp/base/parse.hpp"
 #include "ddp/base/version.hpp"
+#include "ddp/wire/rdzv_fields.hpp"
 
 namespace ddp::rdzv {
 
 namespace {
-
-constexpr std::uint64_t kMaxAttempt = 1u << 20;
-constexpr std::uint64_t kMaxNode = (1u << 20) - 1;
-constexpr std::uint64_t kMaxRank = 1u << 30;
-
-// Reads one message's fields, keeping the first error, so that each
-// from_message() below reads as the list of its fields.
-class Fields {
- public:
-  Fields(const Message& m, const char* verb) : m_(m) {
-    if (m.verb != verb) error_ = "expected " + std::string(verb) + ", got " + printable(m.verb, 40);
-  }
-  std::uint64_t number(const char* key, std::uint64_t min, std::uint64_t max) {
-    return keep(m_.get_uint(key, min, max)).value_or(0);
-  }
-  std::optional<std::uint64_t> maybe_number(const char* key, std::uint64_t min, std::uint64_t max) {
-    return m_.get(key) ? keep(m_.get_uint(key, min, max)) : std::nullopt;
-  }
-  std::string text(const char* key) {
-    const auto value = m_.get(key);
-    if (!value) note(m_.verb + ": the field '" + key + "' is missing");
-    return value.value_or("");
-  }
-  std::string maybe_text(const char* key) const { return m_.get(key).value_or(""); }
-  bool flag(const char* key) { return maybe_number(key, 1, 1).has_value(); }
-  std::vector<std::uint32_t> runs(const char* key, std::uint32_t min, std::uint32_t max, std::size_t items) {
-    if (!m_.get(key)) return {};
-    return keep(m_.get_uint_list(key, min, max, items)).value_or(std::vector<std::uint32_t>{});
-  }
-  // A field holding a value of its own (a list, a nested message).
-  template <class T>
-  T parsed(const char* key, Result<T> (*parse)(std::string_view)) {
-    const auto value = m_.get(key);
-    if (!value) return T{};
-    auto r = parse(*value);
-    if (!r) note(m_.verb + " " + key + ": " + r.error());
-    return r ? std::move(r).value() : T{};
-  }
-  void note(std::string error) {
-    if (!error_) error_ = std::move(error);
-  }
-  template <class T>
-  Result<T> done(T value) const {
-    if (error_) return fail(*error_);
-    return value;
-  }
-
- private:
-  template <class T>
-  std::optional<T> keep(Result<T> r) {
-    if (r) return std::move(r).value();
-    note(r.error());
-    return std::nullopt;
-  }
-  const Message& m_;
-  std::optional<std::string> error_;
-};
-
-Message& set_text(Message& m, const char* key, const std::string& value) {
-  return value.empty() ? m : m.set(key, value);
-}
 
 // ---- lists inside one field -----------------------------------------------
 
@@ -153,6 +93,7 @@ void put_failure(Message& m, const Failure& f) {
   set_text(m, "tail", f.stderr_tail);
   set_text(m, "error_file", f.error_file);
   if (f.hang) put_hang(m, *f.hang);
+  if (f.cls) m.set("class", class_name(*f.cls));
 }
 
 Failure get_failure(Fields& fields) {
@@ -177,6 +118,10 @@ Failure get_failure(Fields& fields) {
   f.stderr_tail = fields.maybe_text("tail");
   f.error_file = fields.maybe_text("error_file");
   f.hang = get_hang(fields);
+  if (const auto cls = fields.maybe_text("class"); !cls.empty()) {
+    f.cls = class_from_name(cls);
+    if (!f.cls) fields.note("unknown failure class '" + printable(cls, 40) + "'");
+  }
   return f;
 }
 
@@ -284,7 +229,8 @@ std::string refusal_for_version(std::uint32_t node, const std::string& from, con
 
 Message Join::to_message() const {
   Message m{"JOIN", {}};
-  return m.set("nproc", nproc).set("workers", encode_placements(workers)).set("host", host).set("addr", addr);
+  m.set("nproc", nproc).set("workers", encode_placements(workers)).set("host", host).set("addr", addr);
+  return set_text(m, "slurm_node", slurm_node);
 }
 
 Result<Join> Join::from_message(const Message& m) {
@@ -294,6 +240,7 @@ Result<Join> Join::from_message(const Message& m) {
   j.workers = f.parsed("workers", parse_placements);
   j.host = f.text("host");
   j.addr = f.text("addr");
+  j.slurm_node = f.maybe_text("slurm_node");
   return f.done(std::move(j));
 }
 
@@ -319,6 +266,25 @@ Result<Hanging> Hanging::from_message(const Message& m) {
   Fields f(m, "HANGING");
   Hanging h{std::uint32_t(f.number("attempt", 0, kMaxAttempt))};
   return f.done(h);
+}
+
+Message Load::to_message() const {
+  Message m{"LOAD", {}};
+  m.set("attempt", attempt).set("window_ms", window_ms).set("on_cpu", on_cpu).set("waiting", waiting);
+  if (throttled) m.set("throttled", *throttled);
+  return m;
+}
+
+Result<Load> Load::from_message(const Message& m) {
+  Fields f(m, "LOAD");
+  Load l;
+  l.attempt = std::uint32_t(f.number("attempt", 0, kMaxAttempt));
+  l.window_ms = std::uint32_t(f.number("window_ms", 1, 600000));
+  l.on_cpu = f.runs("on_cpu", 0, 1000, kMaxWorkersPerNode);
+  l.waiting = f.runs("waiting", 0, 1000, kMaxWorkersPerNode);
+  if (l.on_cpu.size() != l.waiting.size()) f.note("LOAD: on_cpu and waiting differ in length");
+  if (const auto t = f.maybe_number("throttled", 0, 1000)) l.throttled = std::uint32_t(*t);
+  return f.done(std::move(l));
 }
 
 Message Stopped::to_message() const {
@@ -418,8 +384,10 @@ Result<Report> decode_report(const Message& m) {
   if (m.verb == "JOIN") return as<Join, Report>(m);
   if (m.verb == "FAIL") return as<Fail, Report>(m);
   if (m.verb == "HANGING") return as<Hanging, Report>(m);
+  if (m.verb == "LOAD") return as<Load, Report>(m);
   if (m.verb == "STOPPED") return as<Stopped, Report>(m);
   if (m.verb == "FINISHED") return as<Finished, Report>(m);
+  if (m.verb == "CHECKED") return as<Checked, Report>(m);
   return fail("an agent does not send " + printable(m.verb, 40));
 }
 
@@ -429,6 +397,8 @@ Result<Order> decode_order(const Message& m) {
   if (m.verb == "STOP") return as<Stop, Order>(m);
   if (m.verb == "BYE") return as<Bye, Order>(m);
   if (m.verb == "DONE") return as<Done, Order>(m);
+  if (m.verb == "CHECKCPU") return as<CheckCompute, Order>(m);
+  if (m.verb == "CHECKNET") return as<CheckNetwork, Order>(m);
   return fail("the coordinator does not send " + printable(m.verb, 40));
 }
 

@@ -7,8 +7,8 @@
 //
 //   coordinator -> agent   CHALLENGE, WELCOME, REFUSED   the handshake
 //   agent -> coordinator   RESPONSE                      the handshake
-//   agent -> coordinator   JOIN, HB, FAIL, HANGING, STOPPED, FINISHED
-//   coordinator -> agent   HB, START, STOP, BYE, DONE
+//   agent -> coordinator   JOIN, HB, FAIL, HANGING, LOAD, STOPPED, FINISHED, CHECKED
+//   coordinator -> agent   HB, CHECKCPU, CHECKNET, START, STOP, BYE, DONE
 #pragma once
 
 #include <cstdint>
@@ -40,7 +40,10 @@ namespace ddp::rdzv {
 //      version is such an agent's. And an agent that meets a coordinator of
 //      protocol 3 answers its JOIN, which that coordinator checks, so it ends
 //      the step at once naming this node and both protocols.
-inline constexpr std::uint32_t kProtocolVersion = 5;
+//   6: FAIL and DONE carry the failure's class (failure_class.hpp); LOAD;
+//      JOIN the node's Slurm name (a requeue keeps nodes out by it);
+//      CHECKCPU, CHECKNET and CHECKED (--ddp-preflight)
+inline constexpr std::uint32_t kProtocolVersion = 6;
 // What CHALLENGE's `version` says from protocol 5 on: agents of protocol 3
 // compare it with theirs and leave unless equal; later agents read `protocol`.
 inline constexpr std::uint32_t kChallengeFormVersion = 3;
@@ -104,6 +107,7 @@ struct Join {  // once welcomed: what this node brings
   std::vector<WorkerPlacement> workers;   // their placements (for node 0's --ddp-verbose summary)
   std::string host;
   std::string addr;                       // its address toward node 0
+  std::string slurm_node;                 // its name in Slurm (SLURMD_NODENAME); "" standalone
   Message to_message() const;
   static Result<Join> from_message(const Message& m);
   bool operator==(const Join&) const = default;
@@ -129,6 +133,20 @@ struct Hanging {  // the hang watch fired here; the report (a FAIL) follows with
   bool operator==(const Hanging&) const = default;
 };
 
+// How this node's workers spent the last window (agent/duties/load_watch.hpp),
+// in permille of its wall time, by local rank: running on a CPU or waiting
+// for one (busy = the two together), and how much of it the cpu cgroup
+// throttled them. Node 0 compares the nodes (rendezvous/straggler.hpp).
+struct Load {
+  std::uint32_t attempt = 0;
+  std::uint32_t window_ms = 0;
+  std::vector<std::uint32_t> on_cpu, waiting;
+  std::optional<std::uint32_t> throttled;  // none: no cpu controller
+  Message to_message() const;
+  static Result<Load> from_message(const Message& m);
+  bool operator==(const Load&) const = default;
+};
+
 struct Stopped {  // this node's workers of `attempt` are stopped
   std::uint32_t attempt = 0;
   std::string unhealthy;  // the site's HealthCheck failed here: what it said ("" = healthy or none)
@@ -144,7 +162,40 @@ struct Finished {  // every worker of this node exited 0
   bool operator==(const Finished&) const = default;
 };
 
+// A pre-flight check's outcome (rdzv_preflight.cpp): a compute check's
+// rate, or why a check could not run. A network check's rate is measured by
+// node 0, which receives the bytes; its CHECKED says only when sending failed.
+struct Checked {
+  std::string what;                     // "compute" or "network"
+  std::optional<std::uint64_t> mflops;  // compute: the node's GEMM rate, in MFLOP/s
+  std::string failed;                   // the check could not run here: why ("" = it ran)
+  Message to_message() const;
+  static Result<Checked> from_message(const Message& m);
+  bool operator==(const Checked&) const = default;
+};
+
 // ---- coordinator -> agent -------------------------------------------------
+
+// --ddp-preflight: time a GEMM on this node's CPUs for `ms` (rdzv_preflight.cpp).
+struct CheckCompute {
+  std::uint32_t ms = 500;
+  Message to_message() const;
+  static Result<CheckCompute> from_message(const Message& m);
+  bool operator==(const CheckCompute&) const = default;
+};
+
+// --ddp-preflight: connect to node 0 at `addr`:`port` (MASTER_ADDR: the
+// network the workers will use), send `token`, then bytes for `ms` ms; node 0
+// times their arrival.
+struct CheckNetwork {
+  std::string addr;
+  std::uint16_t port = 0;
+  std::string token;
+  std::uint32_t ms = 250;
+  Message to_message() const;
+  static Result<CheckNetwork> from_message(const Message& m);
+  bool operator==(const CheckNetwork&) const = default;
+};
 
 struct Start {  // run an attempt
   std::uint32_t attempt = 0;
@@ -179,8 +230,8 @@ struct Done {  // the job's verdict; the connection closes after it
 };
 
 // What an authenticated agent may send, and what the coordinator may order.
-using Report = std::variant<Join, Heartbeat, Fail, Hanging, Stopped, Finished>;
-using Order = std::variant<Heartbeat, Start, Stop, Bye, Done>;
+using Report = std::variant<Join, Heartbeat, Fail, Hanging, Load, Stopped, Finished, Checked>;
+using Order = std::variant<Heartbeat, Start, Stop, Bye, Done, CheckCompute, CheckNetwork>;
 // By verb; an unknown verb, or one of the other direction, is an error.
 Result<Report> decode_report(const Message& m);
 Result<Order> decode_order(const Message& m);

@@ -1,0 +1,32 @@
+#include "duties/bad_node_reporter.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ddp::agent {
+
+void BadNodeReporter::tick(const std::vector<BadNode>& taken_out) {
+  if (fifo_.empty() || sent_ >= taken_out.size()) return;
+  // Non-blocking: the plugin holds the read end for the step's life (ENXIO:
+  // it does not, and nobody would read); a full pipe drops the line rather
+  // than stop the loop. Each line is one write below PIPE_BUF: never torn.
+  const int fd = ::open(fifo_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    spdlog::warn("cannot report the nodes kept out to the site ({}: {}); the job's output names them",
+                 fifo_, std::strerror(errno));
+    fifo_.clear();
+    return;
+  }
+  for (; sent_ < taken_out.size(); ++sent_) {
+    const std::string line = bad_node_line(taken_out[sent_]);
+    if (::write(fd, line.data(), line.size()) != ssize_t(line.size()))
+      spdlog::warn("cannot report node {} to the site: {}", taken_out[sent_].node, std::strerror(errno));
+  }
+  ::close(fd);
+}
+
+}  // namespace ddp::agent

@@ -1,0 +1,64 @@
+// How this node's workers spend their time, seen from outside them (no change
+// to the script): every 5 s, each worker's main thread's time on a CPU and
+// time waiting for one (/proc/PID/schedstat: sum_exec_runtime, run_delay),
+// and the time the cpu cgroup throttled them (cpu.stat, v1 and v2: a quota,
+// cgroup.hpp). A LOAD carries each window to node 0, which compares the
+// nodes (rendezvous/straggler.hpp).
+//
+// Why this shows a straggler: in data-parallel training every rank meets the
+// others at each step's all-reduce. The fast ranks get there first and sleep
+// (blocked in a collective: neither on a CPU nor waiting for one); the slow
+// rank is never idle. A rank throttled by a quota or crowded by a neighbour
+// waits for a CPU (the kernel counts throttled time in run_delay: checked
+// with a 20% quota on a busy loop). A worker blocked on its output (a paused
+// reader) sleeps too, so it is never called one; and while this agent holds
+// its workers' output it sends no LOAD at all.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "ddp/wire/rdzv_messages.hpp"
+
+namespace ddp::agent {
+
+// A thread's totals from /proc/PID/schedstat: ns on a CPU, ns waiting for one.
+struct SchedTimes {
+  std::uint64_t on_cpu_ns = 0, waiting_ns = 0;
+  bool operator==(const SchedTimes&) const = default;
+};
+std::optional<SchedTimes> parse_schedstat(std::string_view text);
+
+// What one worker, and the node's cgroup, did between two samples.
+struct LoadSample {
+  std::vector<std::optional<SchedTimes>> workers;  // by local rank; nullopt: ended
+  std::optional<std::uint64_t> throttled_ns;
+  std::chrono::steady_clock::time_point at;
+};
+
+// The window between two samples as a LOAD (permille of its wall time,
+// clamped to 0..1000); an ended worker counts as idle.
+rdzv::Load load_between(const LoadSample& before, const LoadSample& after, std::uint32_t attempt);
+
+class LoadWatch {
+ public:
+  static constexpr std::chrono::seconds kWindow{5};
+  // A new attempt's workers started.
+  void begin_attempt() { last_.reset(); }
+  // Every loop turn while the workers run (`pids` by local rank, -1 for one
+  // that ended): the window just ended, if one did.
+  std::optional<rdzv::Load> tick(std::uint32_t attempt, const std::vector<pid_t>& pids);
+  // The workers' output is held: this window says nothing (it starts again).
+  void hold() { last_.reset(); }
+
+ private:
+  static LoadSample sample(const std::vector<pid_t>& pids);
+  std::optional<LoadSample> last_;
+};
+
+}  // namespace ddp::agent

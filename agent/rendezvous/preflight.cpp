@@ -1,0 +1,107 @@
+#include "rendezvous/preflight.hpp"
+
+#include <cstdio>
+
+#include "rendezvous/spread.hpp"
+
+namespace ddp::agent {
+
+namespace {
+
+constexpr double kSlower = 1.5;  // at least this many times below the others' median
+constexpr double kSigmas = 3.0;  // and more than this many of their standard deviations
+constexpr std::size_t kMinNodes = 3;
+
+std::string fixed1(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", x);
+  return text;
+}
+
+// A measure's rate as people read it: GEMMs in GFLOP/s, transfers in MB/s.
+std::string rate_text(Measure m, double rate) {
+  return m == Measure::Compute ? fixed1(rate / 1000.0) + " GFLOP/s" : fixed1(rate) + " MB/s";
+}
+
+}  // namespace
+
+const char* measure_name(Measure m) { return m == Measure::Compute ? "compute" : "network"; }
+
+std::vector<PreflightTurn> preflight_turns(const std::vector<std::string>& hosts, std::uint32_t rounds, bool network) {
+  std::vector<PreflightTurn> one_round;
+  std::map<std::string, std::uint32_t> seen;  // nodes of each host so far: the turn a node's check goes in
+  for (std::uint32_t node = 0; node < hosts.size(); ++node) {
+    const auto turn = seen[hosts[node]]++;
+    if (turn == one_round.size()) one_round.push_back({Measure::Compute, {}});
+    one_round[turn].nodes.push_back(node);
+  }
+  std::vector<PreflightTurn> turns;
+  for (std::uint32_t round = 0; round < rounds; ++round) turns.insert(turns.end(), one_round.begin(), one_round.end());
+  for (std::uint32_t round = 0; round < (network ? rounds : 0); ++round)
+    for (std::uint32_t node = 1; node < hosts.size(); ++node) turns.push_back({Measure::Network, {node}});
+  return turns;
+}
+
+CheckResult best_of(const CheckResult& a, const CheckResult& b) {
+  if (!a.rate) return b.rate || a.failed.empty() ? b : a;
+  if (!b.rate) return a;
+  return *a.rate >= *b.rate ? a : b;
+}
+
+std::vector<PreflightVerdict> judge_preflight(Measure measure, const std::map<std::uint32_t, CheckResult>& results) {
+  std::vector<PreflightVerdict> named;
+  std::size_t measured = 0;
+  for (const auto& [node, r] : results) measured += r.rate.has_value();
+  if (measured == 0) return named;  // the check is broken, not the nodes (the caller says so)
+  for (const auto& [node, r] : results) {
+    std::vector<double> others;
+    for (const auto& [other, o] : results)
+      if (other != node && o.rate) others.push_back(*o.rate);
+    PreflightVerdict v{node, measure, r};
+    if (!others.empty()) v.others_median = median(others), v.others_sd = stddev(others);
+    if (!r.rate) {
+      named.push_back(v);
+      continue;
+    }
+    if (measured < kMinNodes || others.size() < kMinNodes - 1) continue;
+    if (*r.rate * kSlower <= v.others_median && *r.rate < v.others_median - kSigmas * v.others_sd)
+      named.push_back(v);
+  }
+  return named;
+}
+
+std::string preflight_figures(const PreflightVerdict& v) {
+  const bool compute = v.measure == Measure::Compute;
+  if (!v.result.rate) return std::string(compute ? "its compute check failed: " : "its network check failed: ") + v.result.failed;
+  std::string text = compute ? "its GEMM ran at " : "its transfer to node 0 ran at ";
+  text += rate_text(v.measure, *v.result.rate) + ", the other nodes' median " +
+          rate_text(v.measure, v.others_median) + " (sd " + rate_text(v.measure, v.others_sd) + ")";
+  if (*v.result.rate > 0) text += ": " + fixed1(v.others_median / *v.result.rate) + "x slower";
+  return text + " (named at 1.5x the median and 3 sd below it)";
+}
+
+std::string preflight_text(const PreflightVerdict& v, const std::string& node_name) {
+  const char* what = !v.result.rate ? "failed a check" : v.measure == Measure::Compute ? "computes slowly" : "has a slow link";
+  return "pre-flight: node " + node_name + " " + what + ": " + preflight_figures(v);
+}
+
+std::string preflight_json(const PreflightVerdict& v, const std::string& host) {
+  std::string json = "{\"event\":\"preflight\",\"check\":\"" + std::string(measure_name(v.measure)) +
+                     "\",\"node\":" + std::to_string(v.node) + ",\"host\":\"" + json_escaped(host) + "\"";
+  if (v.result.rate)
+    json += ",\"rate\":" + fixed1(*v.result.rate) + ",\"others_median\":" + fixed1(v.others_median) +
+            ",\"others_sd\":" + fixed1(v.others_sd) + ",\"unit\":\"" +
+            (v.measure == Measure::Compute ? "MFLOP/s" : "MB/s") + "\"";
+  else
+    json += ",\"failed\":\"" + json_escaped(v.result.failed) + "\"";
+  return json + "}";
+}
+
+std::string preflight_table(Measure measure, const std::map<std::uint32_t, CheckResult>& results) {
+  std::string line = std::string("pre-flight ") + measure_name(measure) + " by node:";
+  for (const auto& [node, r] : results)
+    line += " " + std::to_string(node) + "=" + (r.rate ? rate_text(measure, *r.rate) : "failed");
+  return line;
+}
+
+}  // namespace ddp::agent

@@ -1,0 +1,225 @@
+// ddp-rdzv-swarm: nodes 1..N-1 of one step in one process, for
+// bench/scale_light.py at 16,384 nodes. Each node is the agents' own
+// rendezvous client (agent/rendezvous/rdzv_client.hpp: the handshake with
+// the step's secret, JOIN, heartbeats, retries, STOPPED), all in one event
+// loop; none starts a worker. The script's own asyncio simulator took 21 s
+// of CPU for 16,384 nodes (rendezvous 17.5 s, 24,573 retries); this one
+// 4.2 s (rendezvous 4.0 s), on the same two cores as node 0.
+//
+//   ddp-rdzv-swarm --nodes N --port P --run ID --t0-ns T --mode failfast|spare
+//                  [--spares K] [--timeout-s S]
+//
+// reads the step's secret from SLURM_DDP_SECRET and prints one JSON object:
+//   started_s   from T (CLOCK_MONOTONIC, node 0's spawn) to the last START
+//               of attempt 0 at the simulated nodes (spares hold one too)
+//   failfast_s  (failfast) node N-1 reports a worker failure: until every
+//               simulated node holds its STOP
+//   spare_s     (spare, K >= 1) node N-1-K's connection ends (a crash):
+//               until the first spare (node N-K) holds attempt 1's START
+//   swarm_cpu_s this process's CPU time
+#include <sys/resource.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "event_loop.hpp"
+#include "rendezvous/rdzv_client.hpp"
+
+namespace {
+
+using namespace ddp;
+using namespace ddp::agent;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::uint32_t nodes = 0, spares = 0;
+  std::uint16_t port = 0;
+  std::string run_id, mode = "failfast";
+  std::int64_t t0_ns = 0;
+  int timeout_s = 120;
+};
+
+// One simulated node: its client and what it has been told, by attempt.
+struct SimNode {
+  std::unique_ptr<RdzvClient> client;
+  std::vector<std::optional<Clock::time_point>> starts, stops;
+};
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+class Swarm {
+ public:
+  Swarm(const Options& o, std::string secret) : o_(o), secret_(std::move(secret)), nodes_(o.nodes) {}
+
+  // Every simulated node connects at once.
+  void begin() {
+    for (std::uint32_t rank = 1; rank < o_.nodes; ++rank) {
+      ClientConfig cfg;
+      cfg.run_id = o_.run_id;
+      cfg.secret = secret_;
+      cfg.node_rank = rank;
+      cfg.host = "swarm" + std::to_string(rank);
+      // Each node connects from an address of its own (127.1.x.y, on
+      // loopback), as nodes do: node 0's gate treats many pending connections
+      // from one address as a flood. (From one address to one, the kernel's
+      // search for a free local port also grows with every connection.)
+      cfg.coordinator_addr = "127.0.0.1";
+      cfg.source_addr = "127." + std::to_string(1 + (rank >> 16)) + "." + std::to_string((rank >> 8) & 255) + "." +
+                        std::to_string(rank & 255);
+      cfg.coordinator_ports = {o_.port};
+      cfg.rdzv_timeout = std::chrono::seconds(o_.timeout_s);
+      cfg.heartbeat_timeout = std::chrono::seconds(10);
+      SimNode& node = nodes_[rank];
+      node.starts.resize(2);
+      node.stops.resize(2);
+      node.client = std::make_unique<RdzvClient>(loop_, std::move(cfg), events_for(rank));
+      node.client->begin();
+    }
+  }
+
+  // Runs the loop until `done` or the timeout; false on the timeout.
+  template <typename Done>
+  bool run_until(Done done) {
+    const auto until = Clock::now() + std::chrono::seconds(o_.timeout_s);
+    auto next_tick = Clock::now();
+    while (!done()) {
+      if (Clock::now() > until) return false;
+      if (!loop_.run_once(std::chrono::milliseconds(5))) return false;
+      // The clients' retries (125-375 ms) and heartbeats (1 s): every 50 ms
+      // is plenty (16,384 ticks each loop turn would cost more than the
+      // messages).
+      if (Clock::now() >= next_tick) {
+        for (auto& node : nodes_)
+          if (node.client) node.client->tick();
+        next_tick = Clock::now() + std::chrono::milliseconds(50);
+      }
+    }
+    return true;
+  }
+
+  std::size_t started(std::uint32_t attempt) const { return count(attempt, &SimNode::starts); }
+  std::size_t stopped(std::uint32_t attempt) const { return count(attempt, &SimNode::stops); }
+  std::optional<Clock::time_point> last_start(std::uint32_t attempt) const {
+    std::optional<Clock::time_point> last;
+    for (const auto& node : nodes_)
+      if (node.starts.size() > attempt && node.starts[attempt] && (!last || *node.starts[attempt] > *last))
+        last = node.starts[attempt];
+    return last;
+  }
+  SimNode& node(std::uint32_t rank) { return nodes_[rank]; }
+  std::size_t lost() const { return lost_; }
+
+ private:
+  std::size_t count(std::uint32_t attempt, std::vector<std::optional<Clock::time_point>> SimNode::*what) const {
+    std::size_t n = 0;
+    for (const auto& node : nodes_) n += (node.*what).size() > attempt && (node.*what)[attempt] ? 1 : 0;
+    return n;
+  }
+
+  RdzvClient::Events events_for(std::uint32_t rank) {
+    return RdzvClient::Events{
+        .on_start = [this, rank](const rdzv::Start& s) { note(nodes_[rank].starts, s.attempt); },
+        .on_stop =
+            [this, rank](std::uint32_t attempt) {
+              note(nodes_[rank].stops, attempt);
+              nodes_[rank].client->report_stopped(attempt);  // no workers to stop
+            },
+        .on_done = [](const Verdict&) {},
+        .on_lost = [this](const std::string&) { ++lost_; },
+        .on_check = [](const rdzv::Order&) {},
+    };
+  }
+  static void note(std::vector<std::optional<Clock::time_point>>& times, std::uint32_t attempt) {
+    if (attempt < times.size() && !times[attempt]) times[attempt] = Clock::now();
+  }
+
+  Options o_;
+  std::string secret_;
+  EventLoop loop_;
+  std::vector<SimNode> nodes_;  // by node rank; [0] is node 0's real agent, unused
+  std::size_t lost_ = 0;
+};
+
+double since_t0(Clock::time_point at, std::int64_t t0_ns) {
+  return double(at.time_since_epoch().count() - t0_ns) / 1e9;  // steady_clock is CLOCK_MONOTONIC
+}
+
+double cpu_seconds() {
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
+int fail(const std::string& what, const Swarm& swarm) {
+  std::fprintf(stderr, "ddp-rdzv-swarm: %s (%zu node(s) lost the rendezvous)\n", what.c_str(), swarm.lost());
+  return 1;
+}
+
+int run(const Options& o, const std::string& secret) {
+  Swarm swarm(o, secret);
+  // Every node holds attempt 0's START, spares too (theirs names no group of theirs: they wait).
+  const std::size_t all = o.nodes - 1;
+  swarm.begin();
+  if (!swarm.run_until([&] { return swarm.started(0) == all; }))
+    return fail(std::to_string(swarm.started(0)) + " of " + std::to_string(all) + " nodes had START", swarm);
+  std::string out = "{\"started_s\": " + std::to_string(since_t0(*swarm.last_start(0), o.t0_ns));
+  if (o.mode == "failfast") {
+    Failure f;
+    f.attempt = 0;
+    f.node = o.nodes - 1;
+    f.rank = o.nodes - 1;
+    f.local_rank = 0;
+    f.time = "00:00:00";
+    const auto t1 = Clock::now();
+    swarm.node(o.nodes - 1).client->report_failure(f);
+    if (!swarm.run_until([&] { return swarm.stopped(0) == o.nodes - 1; })) return fail("not every node stopped", swarm);
+    Clock::time_point last = t1;
+    for (std::uint32_t r = 1; r < o.nodes; ++r) last = std::max(last, *swarm.node(r).stops[0]);
+    out += ", \"failfast_s\": " + std::to_string(seconds(last - t1));
+  } else {
+    const std::uint32_t victim = o.nodes - 1 - o.spares, spare = o.nodes - o.spares;
+    const auto t1 = Clock::now();
+    swarm.node(victim).client.reset();  // its connection ends, as a crashed node's does
+    if (!swarm.run_until([&] { return swarm.node(spare).starts[1].has_value(); }))
+      return fail("the spare was never started", swarm);
+    out += ", \"spare_s\": " + std::to_string(seconds(*swarm.node(spare).starts[1] - t1));
+  }
+  std::printf("%s, \"swarm_cpu_s\": %.2f}\n", out.c_str(), cpu_seconds());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"nodes 1..N-1 of a step as rendezvous clients in one process (bench/scale_light.py)"};
+  app.add_option("--nodes", o.nodes, "nodes in the step, node 0 included")->required()->check(CLI::Range(3, 65536));
+  app.add_option("--port", o.port, "node 0's rendezvous port")->required();
+  app.add_option("--run", o.run_id, "the step's run id")->required();
+  app.add_option("--t0-ns", o.t0_ns, "node 0's spawn, CLOCK_MONOTONIC ns")->required();
+  app.add_option("--mode", o.mode)->check(CLI::IsMember({"failfast", "spare"}));
+  app.add_option("--spares", o.spares)->check(CLI::Range(0, 16));
+  app.add_option("--timeout-s", o.timeout_s);
+  CLI11_PARSE(app, argc, argv);
+  const char* secret = std::getenv("SLURM_DDP_SECRET");
+  if (!secret || !*secret) {
+    std::fprintf(stderr, "ddp-rdzv-swarm: SLURM_DDP_SECRET is not set: the step's secret, as node 0 has it\n");
+    return 2;
+  }
+  if (o.mode == "spare" && o.spares == 0) {
+    std::fprintf(stderr, "ddp-rdzv-swarm: --mode spare needs --spares 1 or more\n");
+    return 2;
+  }
+  rlimit lim{};
+  ::getrlimit(RLIMIT_NOFILE, &lim);
+  lim.rlim_cur = lim.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &lim);
+  return run(o, secret);
+}
