@@ -5,7 +5,8 @@
 #   cluster.sh up     [--name NAME] [--nodes N] [--gpus G] [--index I] [--ib]
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
 #                     [--cli-filter FILE] [--task-prolog FILE] [--configless]
-#                     [--slurmd-timeout SECONDS]
+#                     [--slurmd-timeout SECONDS] [--slurm DIR] [--gpu-files LIST]
+#                     [--host-network]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
@@ -14,7 +15,7 @@
 #   cluster.sh login  [--name NAME] CMD...  # run CMD on a login host: a netns on the
 #                     cluster's network (198.18.INDEX.200) that is neither a node nor
 #                     the controller's host, made on first use
-#   cluster.sh start-slurmd [--name NAME] [--configless] NODE_INDEX  # again, after a test killed it
+#   cluster.sh start-slurmd [--name NAME] [--configless] [--slurm DIR] NODE_INDEX  # again, after a test killed it
 #
 # What it builds, per cluster NAME (lowercase letters and digits, at most 8):
 #   - slurmctld in the host network namespace, on a port of its own;
@@ -35,6 +36,17 @@
 #     CliFilterPlugins=cli_filter/lua in it, so this cluster's srun/salloc/sbatch
 #     run that Lua script before they submit (conf/cli_filter.lua, for example);
 #   - optionally (--task-prolog FILE) TaskProlog=FILE in slurm.conf;
+#   - optionally (--slurm DIR) Slurm's programs from DIR instead of the system's:
+#     DIR/bin (clients) and DIR/sbin (daemons) first on PATH, slurmd told where
+#     DIR/sbin/slurmstepd is (-d), PluginDir=DIR/lib. The GPU kit carries
+#     Debian's Slurm this way to a GPU machine that has none (tests/gpu/kit.sh);
+#     give --slurm again to start-slurmd, and put DIR/bin first on PATH for srun;
+#   - optionally (--gpu-files LIST) real GPUs instead of fake ones: gres.conf
+#     names the comma-separated device files (/dev/nvidia0) on every node, as a
+#     GPU machine's own GRES would; no device is made;
+#   - optionally (--host-network) one node in the host's network namespace,
+#     slurmctld and slurmd on 127.0.0.1, for machines without network
+#     namespaces or veth (some VMs and sandboxes): no bridge, no netns;
 #   - optionally (--configless) a configless site: slurmctld with
 #     SlurmctldParameters=enable_configless, each slurmd started with
 #     --conf-server and no config file, so it runs on the files slurmctld
@@ -61,6 +73,9 @@ task_prolog=
 configless=0
 ib=0
 slurmd_timeout=30
+slurm_dir=
+gpu_files=
+host_network=0
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
@@ -82,11 +97,26 @@ while (($#)); do
     --ib) ib=1; shift ;;
     --configless) configless=1; shift ;;
     --slurmd-timeout) slurmd_timeout=$2; shift 2 ;;
+    --slurm) slurm_dir=$2; shift 2 ;;
+    --gpu-files) gpu_files=$2; shift 2 ;;
+    --host-network) host_network=1; shift ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
   esac
 done
 
+if [[ -n $slurm_dir ]]; then
+  [[ -x $slurm_dir/sbin/slurmd && -x $slurm_dir/sbin/slurmstepd && -d $slurm_dir/lib ]] ||
+    die "--slurm '$slurm_dir': no sbin/slurmd, sbin/slurmstepd and lib/ there (a tree as tests/gpu/kit.sh packs it)"
+  slurm_dir=$(cd "$slurm_dir" && pwd)
+  export PATH=$slurm_dir/bin:$slurm_dir/sbin:$PATH
+fi
+if [[ -n $gpu_files ]]; then
+  IFS=, read -r -a gpu_list <<<"$gpu_files"
+  for f in "${gpu_list[@]}"; do [[ -c $f ]] || die "--gpu-files: '$f' is not a character device (a GPU's /dev/nvidiaN)"; done
+  gpus=${#gpu_list[@]}
+fi
+((host_network == 0 || nodes == 1)) || die "--host-network runs one node (the host has one network namespace): use --nodes 1"
 [[ $name =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "--name '$name': use 1-8 lowercase letters/digits, starting with a letter (it becomes part of interface names, which Linux caps at 15 characters)"
 [[ $nodes =~ ^[0-9]+$ ]] && ((nodes >= 1 && nodes <= 64)) || die "--nodes '$nodes': use 1..64"
 [[ $gpus =~ ^[0-9]+$ ]] && ((gpus <= 16)) || die "--gpus '$gpus': use 0..16"
@@ -104,11 +134,16 @@ conf=$dir/slurm.conf
 record=$dir/created            # one line per resource, in creation order
 bridge=sddpbr-$name
 subnet=198.18.$index
+ctld_addr=$subnet.1
 ctld_port=$((7000 + index))
 node_name() { echo "$name-n$1"; }
 netns_name() { echo "sddp-$name-n$1"; }
 veth_name() { echo "sddp$name$1"; }  # host side; <= 4+8+2 = 14 characters
 node_addr() { echo "$subnet.$((10 + $1))"; }
+if ((host_network)); then
+  ctld_addr=127.0.0.1
+  node_addr() { echo 127.0.0.1; }
+fi
 
 created() { echo "$*" >>"$record"; }
 
@@ -125,7 +160,7 @@ write_configs() {
 ClusterName=$name
 # slurmctld accepts only its own short hostname here; the address in
 # parentheses is where every client and slurmd reaches it.
-SlurmctldHost=$host($subnet.1)
+SlurmctldHost=$host($ctld_addr)
 SlurmctldPort=$ctld_port
 SlurmdPort=6818
 SlurmUser=root
@@ -179,7 +214,9 @@ EOF
 
   {
     echo "AutoDetect=off"
-    if ((gpus > 0)); then
+    if [[ -n $gpu_files ]]; then
+      echo "NodeName=$name-n[0-$last] Name=gpu File=$gpu_files"
+    elif ((gpus > 0)); then
       echo "NodeName=$name-n[0-$last] Name=gpu File=$dir/dev/nvidia[0-$((gpus - 1))]"
     fi
   } >"$dir/gres.conf"
@@ -213,6 +250,21 @@ EOF
     [[ -x $task_prolog ]] || die "--task-prolog $task_prolog is not an executable file"
     echo "TaskProlog=$task_prolog" >>"$conf"
   fi
+  [[ -z $slurm_dir ]] || echo "PluginDir=$slurm_dir/lib" >>"$conf"
+  write_cgroup_conf
+}
+
+# slurmd loads a cgroup plugin even when nothing uses cgroups (proctrack/pgid,
+# task/none). On a host with only cgroup v2 and no systemd (a GPU VM, a
+# container), the autodetected cgroup/v2 asks systemd over D-Bus for a scope
+# and slurmd exits ("cannot connect to dbus system daemon"). Slurm 23.02 has
+# CgroupPlugin=disabled for this; 22.05 has not, but cgroup/v1's init touches
+# nothing, and nothing here calls it afterwards.
+write_cgroup_conf() {
+  [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs && ! -S /run/dbus/system_bus_socket ]] || return 0
+  local plugin=cgroup/v1
+  [[ $(slurmd -V 2>/dev/null) =~ \ 2[0-2]\.[0-9]+ ]] || plugin=disabled  # "slurm[-wlm] 22.05.8"
+  printf '%s\n' "# cluster.sh: cgroup v2 without systemd here; no cgroups are used" "CgroupPlugin=$plugin" >"$dir/cgroup.conf"
 }
 
 wait_for_nodes() {
@@ -257,21 +309,24 @@ preload=()
 start_slurmd() {
   # nsenter, not `ip netns exec`: the latter remounts /sys, and slurmd then
   # fails with "No filesystem mounted on /sys/fs/cgroup".
-  local conf_from=(-f "$conf")
-  ((configless)) && conf_from=(--conf-server "$subnet.1:$ctld_port")
-  nsenter --net="/var/run/netns/$(netns_name "$1")" \
-    "${preload[@]}" slurmd -N "$(node_name "$1")" "${conf_from[@]}"
+  local conf_from=(-f "$conf") stepd=() netns=()
+  ((configless)) && conf_from=(--conf-server "$ctld_addr:$ctld_port")
+  [[ -z $slurm_dir ]] || stepd=(-d "$slurm_dir/sbin/slurmstepd")
+  ((host_network)) || netns=(nsenter --net="/var/run/netns/$(netns_name "$1")")
+  "${netns[@]}" "${preload[@]}" slurmd -N "$(node_name "$1")" "${conf_from[@]}" "${stepd[@]}"
 }
 
 cmd_up() {
   need_root
-  for tool in slurmctld slurmd sinfo ip nsenter mknod; do
+  local tools=(slurmctld slurmd sinfo mknod ss)
+  ((host_network)) || tools+=(ip nsenter)
+  for tool in "${tools[@]}"; do
     command -v "$tool" >/dev/null || die "'$tool' not found: run packaging/install-deps.sh"
   done
   # A cluster of the same name left behind (a killed test run) is removed first.
   [[ -e $record ]] && cmd_down
   # Another cluster's subnet or port: pick another index rather than collide.
-  if ip -4 -o addr show | grep -q " $subnet\.1/"; then
+  if ((!host_network)) && ip -4 -o addr show | grep -q " $subnet\.1/"; then
     die "subnet $subnet.0/24 is already in use (another cluster?); choose another --index"
   fi
   if ss -Htln "sport = :$ctld_port" | grep -q .; then
@@ -282,6 +337,33 @@ cmd_up() {
   : >"$record"
   created dir "$dir"
 
+  ((host_network)) || make_network
+  local i
+  for ((i = 0; i < gpus && ${#gpu_files} == 0; i++)); do
+    mknod -m 666 "$dir/dev/nvidia$i" c 195 "$i"
+  done
+
+  write_configs
+  ((configless)) && start_munge
+
+  # -c: start from an empty state; -i: ignore what a previous run left.
+  "${preload[@]}" slurmctld -c -i -f "$conf"
+  created pidfile "$dir/run/slurmctld.pid"
+  for ((i = 0; i < nodes; i++)); do
+    start_slurmd "$i"
+    created pidfile "$dir/run/slurmd-$(node_name "$i").pid"
+  done
+  wait_for_nodes
+  local where what="$gpus fake GPUs each"
+  where="$(node_addr 0).."
+  ((host_network)) && where="127.0.0.1, the host's network"
+  [[ -n $gpu_files ]] && what="GPUs $gpu_files each"
+  echo "cluster.sh: cluster '$name' is up: $nodes nodes ($where), $what"
+  echo "cluster.sh: use it with: eval \"\$($0 env --name $name)\""
+}
+
+# The bridge, one network namespace per node on it, and --ib's second network.
+make_network() {
   ip link add "$bridge" type bridge
   created link "$bridge"
   ip addr add "$subnet.1/24" dev "$bridge"
@@ -312,23 +394,6 @@ cmd_up() {
       ip -n "$ns" link set ib0 up
     done
   fi
-  for ((i = 0; i < gpus; i++)); do
-    mknod -m 666 "$dir/dev/nvidia$i" c 195 "$i"
-  done
-
-  write_configs
-  ((configless)) && start_munge
-
-  # -c: start from an empty state; -i: ignore what a previous run left.
-  "${preload[@]}" slurmctld -c -i -f "$conf"
-  created pidfile "$dir/run/slurmctld.pid"
-  for ((i = 0; i < nodes; i++)); do
-    start_slurmd "$i"
-    created pidfile "$dir/run/slurmd-$(node_name "$i").pid"
-  done
-  wait_for_nodes
-  echo "cluster.sh: cluster '$name' is up: $nodes nodes ($(node_addr 0)..), $gpus fake GPUs each"
-  echo "cluster.sh: use it with: eval \"\$($0 env --name $name)\""
 }
 
 # The pid in a pidfile, if it still runs with our config file (pids get reused).
@@ -336,7 +401,7 @@ our_pid() {
   local pidfile=$1 pid
   [[ -s $pidfile ]] || return 1
   pid=$(cat "$pidfile")
-  [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -q -e "$dir/" -e "$subnet.1:$ctld_port" ||
+  [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -q -e "$dir/" -e "$ctld_addr:$ctld_port" ||
     return 1
   echo "$pid"
 }

@@ -6,8 +6,12 @@
 #
 #   run-gpu.sh                 # on a GPU machine: all checks and benchmarks
 #   run-gpu.sh --device cpu    # no GPU: the kit loads and trains on the CPU
+#   run-gpu.sh --rows slurm    # srun --ddp on the kit's own Slurm cluster
+#                              # (slurm-rows.sh); --rows kit,slurm-1,... picks
 #
-# Options: --epochs N (benchmarks, default 4), --python PATH (the peer's
+# Options: --rows LIST (kit: the checks and benchmarks below, the default;
+# slurm-1..slurm-5, or slurm for all five: tests/gpu/slurm-rows.sh),
+# --epochs N (benchmarks, default 4), --python PATH (the peer's
 # PyTorch; default: $PYTHON, else python3). Environment: OUT (results; default
 # a new /tmp directory), DDP_CUDA_LIBS (a colon list of directories holding
 # libcublas.so.13, libcublasLt.so.13 and libnccl.so.2; default: the Python
@@ -18,8 +22,10 @@ kit=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 device=cuda
 epochs=4
 python=${PYTHON:-python3}
+rows=kit
 while (($#)); do
   case $1 in
+    --rows) rows=${2:?}; shift 2 ;;
     --device) device=${2:?}; shift 2 ;;
     --epochs) epochs=${2:?}; shift 2 ;;
     --python) python=${2:?}; shift 2 ;;
@@ -27,6 +33,12 @@ while (($#)); do
   esac
 done
 [[ $device == cuda || $device == cpu ]] || { echo "run-gpu.sh: --device cuda or cpu, not $device" >&2; exit 2; }
+picked=()
+for r in ${rows//,/ }; do
+  [[ $r =~ ^(kit|slurm|slurm-[1-5])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, slurm or slurm-1..slurm-5" >&2; exit 2; }
+  if [[ $r == slurm ]]; then picked+=(slurm-1 slurm-2 slurm-3 slurm-4 slurm-5); else picked+=("$r"); fi
+done
+rows=$(IFS=,; echo "${picked[*]}")
 OUT=${OUT:-$(mktemp -d /tmp/ddp-gpu-kit.XXXXXX)}
 # The peer runs with the environment's own library path: the kit's
 # LD_LIBRARY_PATH (preflight) is for the kit's programs only.
@@ -338,7 +350,10 @@ echo "run-gpu: $device checks, results in $OUT ($(date -u +%FT%TZ))"
 if [[ $device == cuda ]]; then
   nvidia-smi -L 2>&1 | head -4 | sed 's/^/run-gpu: /'
 fi
-if preflight; then
+# shellcheck source=tests/gpu/slurm-rows.sh
+source "$kit/slurm-rows.sh"
+slurm_wanted=$(tr ',' '\n' <<<"$rows" | grep '^slurm-' | paste -sd,)
+if preflight && [[ ,$rows, == *,kit,* ]]; then
   if [[ $device == cpu ]]; then
     check_cpu
   else
@@ -352,6 +367,7 @@ if preflight; then
     done
   fi
 fi
+[[ -z $slurm_wanted ]] || slurm_rows "$slurm_wanted"
 
 {
   echo "# GPU kit results ($device), $(date -u +%FT%TZ)"

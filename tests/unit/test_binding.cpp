@@ -247,6 +247,24 @@ START_TEST(m2075_allowed_subset_is_intersected_per_pu) {
 }
 END_TEST
 
+// tests/topologies/h200-vm-1gpu.xml: lstopo on the H200 VM of issue 27's GPU
+// run (bench/results/gpu-slurm-h200.md): one package of 16 cores, one NUMA
+// node, the GPU at 00:06.0 right under the machine, no RDMA NIC. The topology
+// shows no locality, so the GPU's local cores are all 16 and its worker gets
+// them all, with no warning (a VM is not a misconfigured node).
+START_TEST(h200_vm_without_locality_binds_every_core) {
+  const auto t = load_topology_xml(std::string(DDP_OWN_TOPOLOGIES_DIR) + "/h200-vm-1gpu.xml");
+  ck_assert_msg(t.ok(), "%s", t.ok() ? "" : t.error().c_str());
+  CK_STR_EQ(bus_ids(*t), "0000:00:06.0");
+  ck_assert_uint_eq(t->gpus[0].local_cores.size(), 16);
+  ck_assert_uint_eq(t->nics.size(), 0);
+  const auto plan = plan_gpu_binding(*t, {"0000:00:06.0"}, {});
+  CK_STR_EQ(pus(plan.workers[0].cpus), "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15");
+  CK_STR_EQ(plan.workers[0].nic, "");
+  ck_assert_msg(plan.warnings.empty(), "unexpected: %s", all_warnings(plan).c_str());
+}
+END_TEST
+
 // dgx2-16xV100-nvswitch.xml (CPU set trimmed): package 0 = PUs 0 and 1 (one
 // per core) with GPUs 34 36 39 3b 57 59 5c 5e, package 1 = PUs 24 and 25 with
 // b7 b9 bc be e0 e2 e5 e7; the NVSwitches (class 0680) are not GPUs; no HCAs.
@@ -573,6 +591,7 @@ Suite* binding_suite() {
                                 m2075_gpus_nics_and_local_cores,
                                 m2075_plan_keeps_hyperthreads_together,
                                 m2075_allowed_subset_is_intersected_per_pu,
+                                h200_vm_without_locality_binds_every_core,
                                 dgx2_sixteen_gpus_no_nics,
                                 dgx2_more_gpus_than_cores_round_robin,
                                 power8_gpus_in_pci_domains,

@@ -6,7 +6,8 @@
 
 Rank FAIL_RANK (default 3) exits 7 instead, two seconds after every rank has
 installed its SIGTERM handler (each leaves READY_DIR/ready.RANK; the test
-cluster's nodes share the file system).
+cluster's nodes share the file system), leaving the time of its exit in
+READY_DIR/failed_at (so a test times the stop, not the start-up).
 """
 import os
 import signal
@@ -35,6 +36,8 @@ if rank == int(os.environ.get("FAIL_RANK", "3")):
     while len([f for f in os.listdir(ready_dir) if f.startswith("ready.")]) < world and time.time() < deadline:
         time.sleep(0.05)
     time.sleep(2)
+    with open(os.path.join(ready_dir, "failed_at"), "w") as f:
+        f.write(f"{time.time():.3f}\n")
     sys.exit(7)
 while True:
     time.sleep(0.1)
