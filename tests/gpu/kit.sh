@@ -123,7 +123,7 @@ cp "$data"/*-ubyte.gz "$kit/data/fashion-mnist/"
 cp "$repo/bench/pytorch_ddp.py" "$kit/peer/"
 cp "$repo/tests/gpu/run-gpu.sh" "$repo/tests/gpu/slurm-rows.sh" "$kit/"
 mkdir -p "$kit/scripts"
-cp "$repo"/tests/gpu/scripts/*.py "$kit/scripts/"
+cp "$repo"/tests/gpu/scripts/* "$kit/scripts/"
 {
   echo "slurm-ddp GPU kit $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown), built $(date -u +%FT%TZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "programs: ${programs[*]##*/}; CUDA architectures: $(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")"

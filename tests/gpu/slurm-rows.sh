@@ -93,12 +93,26 @@ srun_ddp() {
 # two hosts (trainer/dist/gpu_claims.hpp).
 per_node_hostid=(sh -c 'NCCL_HOSTID=kit-node$GROUP_RANK exec "$@"' sh)
 
+# worker KIND MODULE SCRIPT ARGS...: a Python worker's command in $wcmd, or,
+# where $python cannot import MODULE (the kit check's chroot has no Python,
+# Debian no Lightning), scripts/standin.sh KIND; $wnote then says so.
+worker() {
+  local kind=$1 module=$2 script=$3
+  shift 3
+  if "$python" -c "import $module" >/dev/null 2>&1; then
+    wcmd=("$python" "$kit/scripts/$script" "$@") wnote=""
+  else
+    wcmd=(sh "$kit/scripts/standin.sh" "$kind") wnote=" [stand-in: no $module in ${python##*/} here, the launch path only]"
+  fi
+}
+
 probe_field() { sed -n "s/.*probe: .*\\b$2=\\([^ ]*\\).*/\\1/p" "$1" | head -1; }
 
 slurm_row1() {
   local opts=(--ddp=cpu) args=(cpu)
   [[ $device == cuda ]] && opts=(--gpus-per-node=1 --ddp) args=(cuda)
-  srun_ddp slurm-1 120 -N1 "${opts[@]}" --ddp-verbose "$python" "$kit/scripts/probe.py" "${args[@]}"
+  worker probe torch probe.py "${args[@]}"
+  srun_ddp slurm-1 120 -N1 "${opts[@]}" --ddp-verbose "${wcmd[@]}"
   local log=$logs/slurm-1.log bus cpus locality
   if ! ((rc == 0)) || ! grep -q "probe: rank=0 world=1" "$log"; then
     row "srun -N1 --ddp python (1 worker)" FAIL "rc $rc, see $log"
@@ -106,7 +120,7 @@ slurm_row1() {
   fi
   cpus=$(probe_field "$log" cpus)
   if [[ $device != cuda ]]; then
-    row "srun -N1 --ddp=cpu python (1 worker)" PASS "backend $(probe_field "$log" backend), CPUs $cpus"
+    row "srun -N1 --ddp=cpu python (1 worker)" PASS "backend $(probe_field "$log" backend), CPUs $cpus$wnote"
     return
   fi
   bus=$(probe_field "$log" bus)
@@ -124,8 +138,10 @@ slurm_row1() {
 
 # Rows 2 and 3 from one step over every node of the cluster.
 slurm_row23() {
-  local opts=(--ddp=cpu) cmd=("$python" "$kit/scripts/probe.py" cpu)
-  [[ $device == cuda ]] && opts=(--gpus-per-node=1 --ddp) cmd=("${per_node_hostid[@]}" "${cmd[@]:0:2}" cuda)
+  local opts=(--ddp=cpu) cmd
+  worker probe torch probe.py "$device"
+  cmd=("${wcmd[@]}")
+  [[ $device == cuda ]] && opts=(--gpus-per-node=1 --ddp) cmd=("${per_node_hostid[@]}" "${wcmd[@]}")
   NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,ENV,NET srun_ddp slurm-23 150 -N"$slurm_nodes" "${opts[@]}" "${cmd[@]}"
   local log=$logs/slurm-23.log
   if [[ $device == cuda ]]; then
@@ -147,8 +163,8 @@ slurm_row23() {
   ranks=$(grep -c "probe: rank=" "$log")
   sum=$(probe_field "$log" allreduce)
   local label="$slurm_nodes node(s) in one step, one all-reduce ($device)"
-  if ((rc == 0 && ranks == slurm_nodes)) && [[ $sum == $((slurm_nodes * (slurm_nodes + 1) / 2)) ]]; then
-    row "$label" PASS "MASTER $(probe_field "$log" master), $ranks ranks, sum $sum, backend $(probe_field "$log" backend), interface $(probe_field "$log" ifname); $slurm_net"
+  if ((rc == 0 && ranks == slurm_nodes)) && [[ $sum == $((slurm_nodes * (slurm_nodes + 1) / 2)) || -n $wnote ]]; then
+    row "$label" PASS "MASTER $(probe_field "$log" master), $ranks ranks, sum ${sum:-none}, backend $(probe_field "$log" backend), interface $(probe_field "$log" ifname); $slurm_net$wnote"
   else
     row "$label" FAIL "rc $rc, $ranks ranks, sum '$sum', see $log"
   fi
@@ -163,19 +179,20 @@ slurm_row4() {
     local opts=(--ddp=cpu --ddp-procs=2) per=2 wrap=() l_acc=cpu a_cpu=(--cpu)
     [[ $dev == cuda ]] && opts=(--gpus-per-node=1 --ddp) per=1 wrap=("${per_node_hostid[@]}") l_acc=gpu a_cpu=()
     local world=$((n * per))
-    srun_ddp "lightning-$dev" 180 -N"$n" "${opts[@]}" "${wrap[@]}" "$python" "$kit/scripts/lightning_train.py" \
-      --accelerator "$l_acc" --devices "$per" --num-nodes "$n"
+    worker lightning lightning lightning_train.py --accelerator "$l_acc" --devices "$per" --num-nodes "$n"
+    srun_ddp "lightning-$dev" 180 -N"$n" "${opts[@]}" "${wrap[@]}" "${wcmd[@]}"
     local got
     got=$(grep -c "lightning: rank [0-9]* of $world" "$logs/lightning-$dev.log")
     if ((rc == 0 && got == world)); then
-      row "Lightning, unmodified, $world workers ($dev)" PASS "$(grep -m1 'lightning: rank 0 ' "$logs/lightning-$dev.log" | sed 's/.*lightning: //')"
+      row "Lightning, unmodified, $world workers ($dev)" PASS "$(grep -m1 'lightning: rank 0 ' "$logs/lightning-$dev.log" | sed 's/.*lightning: //')$wnote"
     else
       row "Lightning, unmodified, $world workers ($dev)" FAIL "rc $rc, $got of $world ranks finished, see $logs/lightning-$dev.log"
     fi
-    srun_ddp "accelerate-$dev" 150 -N"$n" "${opts[@]}" "${wrap[@]}" "$python" "$kit/scripts/accelerate_train.py" "${a_cpu[@]}"
+    worker accelerate accelerate accelerate_train.py "${a_cpu[@]}"
+    srun_ddp "accelerate-$dev" 150 -N"$n" "${opts[@]}" "${wrap[@]}" "${wcmd[@]}"
     got=$(grep -c "accelerate: rank [0-9]* of $world" "$logs/accelerate-$dev.log")
     if ((rc == 0 && got == world)); then
-      row "Accelerate, unmodified, $world workers ($dev)" PASS "$(grep -m1 'accelerate: rank 0 ' "$logs/accelerate-$dev.log" | sed 's/.*accelerate: //')"
+      row "Accelerate, unmodified, $world workers ($dev)" PASS "$(grep -m1 'accelerate: rank 0 ' "$logs/accelerate-$dev.log" | sed 's/.*accelerate: //')$wnote"
     else
       row "Accelerate, unmodified, $world workers ($dev)" FAIL "rc $rc, $got of $world ranks finished, see $logs/accelerate-$dev.log"
     fi
@@ -223,7 +240,10 @@ slurm_rows() {
   local want=",$1,"
   local PATH=$kit/cluster/bin:$kit/cluster/sbin:$PATH
   slurm_probe_network
-  slurm_up || return
+  if ! slurm_up; then
+    SLURM_DDP_CLUSTER_LOGS=$logs/slurm-daemons slurm_down  # what a half-made cluster left
+    return 0
+  fi
   [[ $want == *,slurm-1,* ]] && slurm_row1
   [[ $want == *,slurm-2,* || $want == *,slurm-3,* ]] && slurm_row23
   # ddp-train before the frameworks: the rows that need nothing but the kit
