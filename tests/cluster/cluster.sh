@@ -257,9 +257,11 @@ EOF
 # slurmd loads a cgroup plugin even when nothing uses cgroups (proctrack/pgid,
 # task/none). On a host with only cgroup v2 and no systemd (a GPU VM, a
 # container), the autodetected cgroup/v2 asks systemd over D-Bus for a scope
-# and slurmd exits ("cannot connect to dbus system daemon"). Slurm 23.02 has
-# CgroupPlugin=disabled for this; 22.05 has not, but cgroup/v1's init touches
-# nothing, and nothing here calls it afterwards.
+# and slurmd exits ("cannot connect to dbus system daemon"; seen with the GPU
+# kit's 22.05 on an H200 VM). 22.05 has no CgroupPlugin=disabled, but
+# cgroup/v1's init touches nothing and nothing here calls it afterwards (the
+# whole kit ran there so). Later releases get CgroupPlugin=disabled, untried:
+# the machines that run the chroots have cgroup v1 and never write this file.
 write_cgroup_conf() {
   [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs && ! -S /run/dbus/system_bus_socket ]] || return 0
   local plugin=cgroup/v1
