@@ -185,7 +185,7 @@ class Coordinator {
   void rendezvous_timed_out();
   std::string node_name(std::uint32_t node) const;
   std::vector<NodeSeat> seats() const;
-  void tick_stragglers();
+  void tick_stragglers(Clock::time_point now);
   void blame(std::uint32_t node, const std::string& why);
   std::optional<std::uint32_t> take_kept_out();
   // --ddp-preflight (coordinator_preflight.cpp).
@@ -203,6 +203,7 @@ class Coordinator {
   PortClaim rdzv_claim_;    // the rendezvous port, for the step's life
   PortClaim master_claim_;  // this attempt's MASTER_PORT
   std::vector<Node> nodes_;
+  std::size_t joined_ = 0;  // nodes_ with joined set: counted, not scanned per JOIN (16,384 nodes)
   Phase phase_ = Phase::Rendezvous;
   std::uint32_t attempt_ = 0;
   std::optional<RootCause> cause_;  // why this attempt is being stopped
@@ -225,6 +226,7 @@ class Coordinator {
   Clock::time_point started_;
   Clock::time_point last_heartbeat_;
   Clock::time_point next_silence_scan_{};  // tick_deadlines()'s next look for silent nodes
+  Clock::time_point next_straggler_look_{};  // tick_stragglers()'s: every 100 ms, not every loop turn
 };
 
 }  // namespace ddp::agent
