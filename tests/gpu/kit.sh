@@ -128,7 +128,7 @@ cp "$repo"/tests/gpu/scripts/* "$kit/scripts/"
   echo "slurm-ddp GPU kit $(git -C "$repo" describe --always --dirty 2>/dev/null || echo unknown), built $(date -u +%FT%TZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "programs: ${programs[*]##*/}; CUDA architectures: $(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$build/CMakeCache.txt")"
   echo "$("$build/trainer/ddp-train" --version 2>/dev/null | tr '\n' ' ')"
-  echo "cluster: Slurm $(slurmd -V | awk '{ print $2 }') ($(dpkg-query -W -f='${Version}' slurmd 2>/dev/null || echo '?')): ${slurm_daemons[*]} ${slurm_clients[*]}, $(find "$cluster/lib" -name '*.so' | wc -l) plugins; ${cluster_tools[*]}"
+  echo "cluster: Slurm $(slurmd -V | awk '{ print $2 }') ($(dpkg-query -W -f='${Version}' slurmd 2>/dev/null || echo '?')): ${slurm_daemons[*]} ${slurm_clients[*]}, $(find "$cluster/lib" -name '*.so' ! -name 'lib*' ! -name spank_ddp.so | wc -l) plugins, spank_ddp.so; ${cluster_tools[*]}"
   echo "newest glibc symbol version needed: $(find "$kit" -type f \( -perm -u+x -o -name '*.so*' \) -exec objdump -T {} + 2>/dev/null |
     grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2 -n -u | tail -1)"
   echo "taken from the machine: glibc, libcuda (driver), libcublas.so.13, libcublasLt.so.13, libnccl.so.2"
