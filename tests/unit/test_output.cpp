@@ -458,8 +458,14 @@ START_TEST(a_paused_terminal_holds_the_worker_and_loses_nothing) {
   ck_assert(router.held());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   ck_assert(!done);  // the worker waits on its own write, as under torchrun
+  // Read until every byte is here: "done" and empty sinks alone do not say
+  // the router has read the worker's pipe to its end, and what it reads after
+  // this loop has nobody taking it from the terminal pipe (CI saw that race).
+  std::size_t expected_bytes = 0;
+  for (int i = 0; i < kLines; ++i) expected_bytes += ("[rank 7] line " + std::to_string(i) + "\n").size();
   std::string received;
-  for (int i = 0; i < 20000 && !(done && router.written() && received.size() >= kLines * 6u); ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (received.size() < expected_bytes && std::chrono::steady_clock::now() < deadline) {
     received += term.out.take();
     if (!router.held()) router.on_readable(fd);
     std::this_thread::sleep_for(std::chrono::microseconds(200));
