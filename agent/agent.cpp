@@ -56,7 +56,7 @@ Agent::Agent(AgentSpec spec)
               spec_.plan.node_rank, host_),
       requeue_(spec_.plan, spec_.standalone),
       bad_nodes_(spec_.plan.bad_node_report),
-      preflight_(self_binary()),
+      preflight_(loop_, self_binary()),
       report_(spec_.plan, spec_.standalone) {
   attempt_.layout = planned_layout(spec_.plan);
 }
@@ -91,6 +91,7 @@ void Agent::stopped() {
 
 void Agent::on_start(const rdzv::Start& start) {
   if (!step({Event::Start})) return;  // not while workers run or stop
+  preflight_.close_sink();  // the pre-flight is over once an attempt starts
   const auto layout = layout_for(start, spec_.plan.node_rank, spec_.plan.nproc);
   if (!layout) {
     spdlog::error("the rendezvous sent a layout that does not fit this node: {}", layout.error());
@@ -267,6 +268,7 @@ void Agent::start_client() {
   auto ports = coordinator_ ? std::vector<std::uint16_t>{coordinator_->port()} : rdzv_candidates(spec_.plan);
   auto config = ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, std::move(ports));
   if (const char* name = std::getenv("SLURMD_NODENAME"); name && !spec_.standalone) config.slurm_node = name;
+  if (spec_.plan.preflight != PreflightAction::Off) config.check_port = preflight_.open_sink();
   client_.emplace(loop_, std::move(config),
                   RdzvClient::Events{[this](const rdzv::Start& s) { on_start(s); },
                                      [this](std::uint32_t a) { on_stop(a); },

@@ -94,7 +94,7 @@ class Agent {
   LoadWatch load_;  // the workers' time on and waiting for a CPU, to node 0 in LOADs
   Requeuer requeue_;
   BadNodeReporter bad_nodes_;  // node 0: to the site's BadNodeHook
-  PreflightChecks preflight_;  // node 0's CHECKCPU and CHECKNET, before attempt 0
+  PreflightChecks preflight_;  // node 0's CHECKCPU and CHECKNET, and the transfers to this node, before attempt 0
   JobReport report_;  // node 0: why Slurm stopped the step; the verdict in the job's Comment
   Lifecycle life_;  // the state and what goes with it (lifecycle.hpp)
   bool output_paused_ = false;  // the workers' pipes are out of the loop: their output is held

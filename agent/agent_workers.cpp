@@ -177,14 +177,14 @@ void Agent::tick_load_watch() {
   if (const auto load = load_.tick(attempt_.number, group_.pids())) client_->report_load(*load);
 }
 
-// --ddp-preflight: node 0's checks, before attempt 0 (no worker runs yet).
+// --ddp-preflight: node 0's orders, before attempt 0 (no worker runs yet).
 void Agent::on_check(const rdzv::Order& check) {
   if (life_.state != AgentState::Rendezvous) return;
   if (const auto refused = preflight_.start(check)) client_->report_checked(*refused);
 }
 
 void Agent::tick_preflight() {
-  if (const auto checked = preflight_.poll()) client_->report_checked(*checked);
+  for (const auto& checked : preflight_.poll()) client_->report_checked(checked);
 }
 
 void Agent::tick_health_check() {

@@ -27,8 +27,11 @@ C++ one 4.2 s. Measured, each --repeats times:
               node holding START. Each simulated node is a host of its own:
               it answers CHECKCPU after the GEMM's time with a made-up rate
               (the last node a tenth of the others': it must be named), and
-              CHECKNET by really sending to node 0's check port for the time
-              asked; node 0 runs its real GEMM.
+              CHECKNET by really sending to the node named (node 0's agent
+              or another simulated node) for the time asked; node N-2 sends
+              64 KiB every 50 ms (its link must be named). Each listens on
+              its own address and times what it receives, as an agent's
+              check sink does; node 0 runs its real GEMM and transfers.
 
 and node 0's agent's peak memory (VmHWM) and CPU time (user + system) over the
 run. Node 0's own worker is `sleep 300`.
@@ -111,6 +114,7 @@ class Node:
         self.starts = {}  # attempt -> monotonic time START came
         self.stops = {}
         self.first_check = None
+        self.check_port = 0
 
     async def handshake(self):
         while True:
@@ -132,8 +136,12 @@ class Node:
             await asyncio.sleep(0.25)
 
     async def run(self):
+        if self.sim.preflight:
+            server = await asyncio.start_server(self.receive, self.source, 0)
+            self.check_port = server.sockets[0].getsockname()[1]
         reader, self.writer = await self.handshake()
-        self.writer.write(f"JOIN nproc=1 workers= host=sim{self.rank} addr={self.source}\n".encode())
+        port = f" check_port={self.check_port}" if self.check_port else ""
+        self.writer.write(f"JOIN nproc=1 workers= host=sim{self.rank} addr={self.source}{port}\n".encode())
         beat = asyncio.create_task(self.heartbeat())
         try:
             while line := await reader.readline():
@@ -163,16 +171,35 @@ class Node:
             rate = 10000 if self.rank == self.sim.n - 1 else 100000
             self.writer.write(f"CHECKED what=compute mflops={rate}\n".encode())
             return
-        _, w = await asyncio.open_connection(f["addr"], int(f["port"]), local_addr=(self.source, 0))
-        w.write((f["token"] + "\n").encode())
-        until, block = time.monotonic() + int(f["ms"]) / 1000, b"x" * (1 << 20)
-        while time.monotonic() < until:
-            w.write(block)
+        slow = self.rank == self.sim.n - 2
+        try:
+            _, w = await asyncio.open_connection(f["addr"], int(f["port"]), local_addr=(self.source, 0))
+            w.write((f["token"] + "\n").encode())
+            until, block = time.monotonic() + int(f["ms"]) / 1000, b"x" * (1 << 16 if slow else 1 << 20)
+            while time.monotonic() < until:
+                w.write(block)
+                await w.drain()
+                await asyncio.sleep(0.05) if slow else None
+            w.write_eof()
             await w.drain()
-        w.write_eof()
-        await w.drain()
-        w.close()
-        self.writer.write(b"CHECKED what=network\n")
+            w.close()
+        except OSError as e:
+            self.writer.write(f"CHECKED what=network token={f['token']} failed={urllib.parse.quote(str(e))}\n".encode())
+
+    async def receive(self, reader, writer):
+        """A transfer to this node, timed as an agent's check sink does."""
+        token = (await reader.readline()).decode().strip()
+        received, first, last = 0, None, None
+        while chunk := await reader.read(1 << 20):
+            now = time.monotonic()
+            received += len(chunk) if first else 0
+            first, last = first or now, now
+        writer.close()
+        if first and last > first:
+            kbps = round(received / 1000 / (last - first))
+            self.writer.write(f"CHECKED what=network token={token} kbps={kbps}\n".encode())
+        else:  # as the agents say it: node 0 never waits out a turn for an answer
+            self.writer.write(f"CHECKED what=network token={token}\n".encode())
 
     async def heartbeat(self):
         while True:
@@ -193,6 +220,7 @@ class Sim:
         self.retries = 0
         self.attempt = 0
         self.counts = {}
+        self.preflight = False
 
     # START of the attempt awaited at every simulated node (in attempt 1, all
     # but the crashed one); STOP of attempt 0 at every one.
@@ -206,6 +234,7 @@ class Sim:
 
     async def run(self, mode):
         tmp = tempfile.mkdtemp(prefix=f"light-{self.n}-")
+        self.preflight = mode == "preflight"
         env = plan_env(self.n, self.secret, self.port, self.master_port, self.spares,
                        "check" if mode == "preflight" else "off")
         env["TMPDIR"] = tmp
@@ -229,8 +258,11 @@ class Sim:
             if mode == "preflight":
                 out["preflight_s"] = (max(n.starts[0] for n in self.nodes) -
                                       min(n.first_check for n in self.nodes if n.first_check))
+                await asyncio.sleep(0.5)  # node 0's log goes out through its loop (agent/logger.cpp)
                 said = open(os.path.join(tmp, "node0.err")).read()
                 out["slow_node_named"] = f"pre-flight: node {self.n - 1} (sim{self.n - 1}" in said
+                out["slow_link_named"] = f"pre-flight: node {self.n - 2} (sim{self.n - 2}" in said
+                out["others_named"] = said.count("pre-flight: node ") - out["slow_node_named"] - out["slow_link_named"]
             if mode == "failfast":
                 last = self.nodes[-1]
                 t1 = time.monotonic()

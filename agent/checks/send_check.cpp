@@ -1,6 +1,6 @@
 // The network check's sending end: TOKEN and a newline, then bytes for MS ms
-// to node 0's check port (rendezvous/check_sink.hpp), then this side shut
-// down first (node 0 times the bytes up to it) and the peer's close awaited,
+// to another node's check port (rendezvous/check_sink.hpp), then this side
+// shut down first (the receiver times the bytes up to it) and its close awaited,
 // so that the TIME_WAIT stays here. For a time, not a size: a few ms of a
 // fast link are all noise, and a slow one would take long for a fixed size.
 #include <netdb.h>
@@ -48,7 +48,7 @@ int run_send_check(int argc, char** argv) {
   addrinfo hints{}, *found = nullptr;
   hints.ai_socktype = SOCK_STREAM;
   if (::getaddrinfo(addr.c_str(), argv[3], &hints, &found) != 0 || !found)
-    return say("cannot resolve node 0's address " + addr, 1);
+    return say("cannot resolve the receiving node's address " + addr, 1);
   const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   const timeval limit{25, 0};  // below the agent's 30 s: a black-holed link is said here
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
@@ -56,13 +56,13 @@ int run_send_check(int argc, char** argv) {
   const bool connected = fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0;
   ::freeaddrinfo(found);
   if (!connected)
-    return say("cannot connect to node 0 (" + addr + ":" + argv[3] + "): " + std::strerror(errno), 1);
+    return say("cannot connect to the receiving node (" + addr + ":" + argv[3] + "): " + std::strerror(errno), 1);
   const std::string head = token + "\n";
   std::vector<char> block(1 << 20, 'x');
   bool ok = send_all(fd, head.data(), head.size());
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(*ms);
   while (ok && std::chrono::steady_clock::now() < until) ok = send_all(fd, block.data(), block.size());
-  if (!ok) return say("sending to node 0 (" + addr + ":" + argv[3] + ") failed: " + std::strerror(errno), 1);
+  if (!ok) return say("sending to the receiving node (" + addr + ":" + argv[3] + ") failed: " + std::strerror(errno), 1);
   ::shutdown(fd, SHUT_WR);
   char rest[64];
   while (::read(fd, rest, sizeof rest) > 0) {

@@ -5,9 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include "rendezvous/listen_socket.hpp"
 
@@ -15,27 +15,42 @@ namespace ddp::agent {
 
 namespace {
 constexpr std::size_t kTokenLine = 33;  // 32 hex digits and '\n'
+
+double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+bool is_token_line(const std::string& line) {
+  return line.size() == kTokenLine && line.back() == '\n' &&
+         line.find_first_not_of("0123456789abcdef") == kTokenLine - 1;
 }
+}  // namespace
 
 Status CheckSink::listen(std::uint16_t port) {
   const int fd = listen_socket(port, false, 16);
   if (fd < 0)
     return fail("cannot listen for the pre-flight's network checks on port " + std::to_string(port) + ": " +
                 std::strerror(-fd));
+  sockaddr_in bound{};
+  socklen_t size = sizeof bound;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &size) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return fail(std::string("cannot read the pre-flight check port: ") + std::strerror(error));
+  }
   listen_fd_ = fd;
+  port_ = ntohs(bound.sin_port);
   return loop_.add(listen_fd_, EPOLLIN, [this](std::uint32_t) { on_accept(); });
 }
 
-void CheckSink::expect(std::string token) {
-  for (auto& [fd, peer] : peers_) peer.proved = false;  // an earlier transfer's sender is done with
-  token_ = std::move(token);
-  received_ = 0;
-  first_read_.reset();
-  last_read_.reset();
-  rate_.reset();
+// The bytes after the first read over the time from it to the last; from
+// the token's arrival when they all came in one read (or with the token).
+std::optional<double> CheckSink::rate_of(const Peer& peer) {
+  if (!peer.first_read) return std::nullopt;
+  if (peer.last_read > peer.first_read) return double(peer.received) / 1e6 / seconds(*peer.last_read - *peer.first_read);
+  const auto since_token = seconds(*peer.last_read - *peer.token_read);
+  return since_token > 0 ? double(peer.first_bytes) / 1e6 / since_token : std::optional<double>();
 }
 
-std::optional<double> CheckSink::take_rate() { return std::exchange(rate_, std::nullopt); }
+std::vector<CheckSink::Received> CheckSink::take_received() { return std::exchange(received_, {}); }
 
 void CheckSink::close() {
   while (!peers_.empty()) drop(peers_.begin()->first);
@@ -49,12 +64,10 @@ void CheckSink::close() {
 void CheckSink::on_accept() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) return;
-  if (peers_.size() >= kMaxConnections) drop(peers_.begin()->first);  // the oldest goes
+  if (peers_.size() >= kMaxConnections) drop(arrival_.front());  // the oldest goes
   peers_[fd] = Peer{};
-  if (!loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) { on_readable(fd); })) {
-    peers_.erase(fd);
-    ::close(fd);
-  }
+  arrival_.push_back(fd);
+  if (!loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) { on_readable(fd); })) drop(fd);
 }
 
 void CheckSink::on_readable(int fd) {
@@ -64,32 +77,31 @@ void CheckSink::on_readable(int fd) {
   Peer& peer = it->second;
   const ssize_t n = ::read(fd, buffer.data(), buffer.size());
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-  if (n <= 0) {  // its sender is done: the transfer's rate, if it was the awaited one
-    if (peer.proved && first_read_ && last_read_ > first_read_)
-      rate_ = double(received_) / 1e6 / std::chrono::duration<double>(*last_read_ - *first_read_).count();
-    if (peer.proved) token_.clear();  // once: a second sender of the same token is refused
+  if (n <= 0) {  // its sender is done: the transfer's rate
+    if (peer.token_read) received_.push_back({peer.head.substr(0, kTokenLine - 1), rate_of(peer)});
     return drop(fd);
   }
   std::size_t used = 0;
-  if (!peer.proved) {  // the token line first
+  const auto now = Clock::now();
+  if (!peer.token_read) {  // the token line first
     while (used < std::size_t(n) && peer.head.size() < kTokenLine) peer.head += buffer[used++];
     if (peer.head.size() < kTokenLine) return;
-    if (token_.empty() || peer.head != token_ + "\n" || first_read_) return drop(fd);
-    peer.proved = true;
+    if (!is_token_line(peer.head)) return drop(fd);
+    peer.token_read = now;
   }
   if (std::size_t(n) == used) return;
-  const auto now = Clock::now();
-  if (first_read_)
-    received_ += std::uint64_t(n) - used;  // the first read's bytes came before the clock started
+  if (peer.first_read)
+    peer.received += std::uint64_t(n) - used;  // the first read's bytes came before the clock started
   else
-    first_read_ = now;
-  last_read_ = now;
+    peer.first_read = now, peer.first_bytes = std::uint64_t(n) - used;
+  peer.last_read = now;
 }
 
 void CheckSink::drop(int fd) {
   loop_.remove(fd);
   ::close(fd);
   peers_.erase(fd);
+  std::erase(arrival_, fd);
 }
 
 }  // namespace ddp::agent

@@ -126,6 +126,7 @@ void Coordinator::on_join(std::uint32_t node, const rdzv::Join& join) {
   n.host = join.host;
   n.addr = join.addr;
   n.slurm_node = join.slurm_node;
+  n.check_port = join.check_port;
   n.workers = join.workers;
   if (++joined_ == nodes_.size()) all_joined();
 }

@@ -33,7 +33,6 @@
 #include "event_loop.hpp"
 #include "rendezvous/rdzv_gate.hpp"
 #include "rendezvous/blame.hpp"
-#include "rendezvous/check_sink.hpp"
 #include "rendezvous/preflight.hpp"
 #include "rendezvous/straggler.hpp"
 
@@ -49,8 +48,8 @@ struct CoordinatorConfig {
   StragglerAction stragglers = StragglerAction::Report;  // --ddp-stragglers: swap takes a named node out
   PreflightAction preflight = PreflightAction::Off;       // --ddp-preflight (preflight.hpp)
   std::uint32_t preflight_gemm_ms = 300;                  // each node's GEMM time, each round
-  // Each node's transfer to node 0, each round: 250 ms, less for many nodes
-  // (the transfers take turns): about 10 s in all, 50 ms at least.
+  // Each transfer, each round: 250 ms, less when many turns of them (nodes
+  // that share a machine take turns): about 10 s in all, 50 ms at least.
   std::uint32_t preflight_send_ms = 0;                    // 0: that rule
   std::string master_addr;
   // MASTER_PORT of an attempt, claimed on node 0 (ddp/node/port_claim.hpp)
@@ -93,8 +92,9 @@ struct PreflightState {
   std::vector<PreflightTurn> turns;
   std::size_t turn = 0;
   std::chrono::steady_clock::time_point began, turn_deadline;
-  std::vector<std::uint32_t> waiting;  // the current turn's nodes that have not answered
-  std::map<std::uint32_t, CheckResult> compute, network;
+  std::vector<std::uint32_t> waiting;         // compute: the current turn's nodes that have not answered
+  std::map<std::string, Transfer> transfers;  // network: the current turn's not yet timed, by token
+  std::map<std::uint32_t, CheckResult> compute, sent, received;
 };
 
 // Hang reports being compared by the coordinator (note_hang). Outside the
@@ -141,6 +141,7 @@ class Coordinator {
     std::uint64_t peer = 0;
     std::uint32_t nproc = 0;
     std::string host, addr, slurm_node;
+    std::uint16_t check_port = 0;  // --ddp-preflight: where it receives transfers
     std::vector<WorkerPlacement> workers;  // from JOIN (for the verbose summary)
     Clock::time_point last_seen;
     std::optional<std::uint32_t> stopped_attempt;
@@ -192,7 +193,11 @@ class Coordinator {
   void begin_preflight();
   void next_turn();
   void on_checked(std::uint32_t node, const rdzv::Checked& checked);
-  void record_check(std::uint32_t node, Measure measure, CheckResult result);
+  void send_turn(const PreflightTurn& turn);
+  void record_check(std::uint32_t node, CheckResult result);
+  void record_transfer(const std::string& token, std::optional<CheckResult> result);
+  void note_transfer(const Transfer& t, CheckResult result);
+  void end_turn_if_done();
   void tick_preflight(Clock::time_point now);
   void finish_preflight();
   void act_on_preflight(const std::vector<PreflightVerdict>& named);
@@ -214,7 +219,6 @@ class Coordinator {
   std::vector<std::uint32_t> kept_out_;  // blamed twice: taken out before the next attempt
   std::vector<BadNode> taken_out_;       // the nodes taken out for cause, by Slurm's name, and why
   std::optional<PreflightState> preflight_;
-  std::optional<CheckSink> sink_;  // node 0's end of the network checks, while they run
   // Who runs which group (roster.hpp), from the moment every node has joined;
   // which nodes run workers in this attempt (STOPPED and FINISHED come from
   // them); whether a lost node left the run unable to go on; what changed.

@@ -2,10 +2,13 @@
 // node has joined and before attempt 0's START, the turns of checks, each
 // node's figures, the verdict, and what it leads to (a warning and a blame,
 // or the node taken out for a spare before any worker starts).
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "rendezvous/coordinator.hpp"
 
@@ -14,9 +17,9 @@ namespace ddp::agent {
 namespace {
 constexpr std::chrono::seconds kTurnTimeout{30};
 
-std::uint32_t send_ms_for(std::size_t nodes) {
-  const auto transfers = std::max<std::size_t>(1, (nodes - 1) * kRounds);
-  return std::uint32_t(std::clamp<std::size_t>(10000 / transfers, 50, 250));
+std::uint32_t send_ms_for(const std::vector<PreflightTurn>& turns) {
+  const auto network = std::count_if(turns.begin(), turns.end(), [](const auto& t) { return t.measure == Measure::Network; });
+  return std::uint32_t(std::clamp<std::ptrdiff_t>(10000 / std::max<std::ptrdiff_t>(network, 1), 50, 250));
 }
 }  // namespace
 
@@ -26,23 +29,13 @@ void Coordinator::begin_preflight() {
   for (const auto& n : nodes_) hosts.push_back(n.host);
   preflight_.emplace();
   preflight_->began = Clock::now();
-  // Node 0's end of the network checks: attempt 0's MASTER_PORT, free until START.
-  auto claim = config_.claim_master_port(0);
-  Status listening = claim ? Status(Ok{}) : Status(fail(claim.error()));
-  if (claim) {
-    master_claim_ = std::move(claim).value();
-    sink_.emplace(loop_);
-    listening = sink_->listen(master_claim_.port());
-  }
-  const bool network = listening && nodes_.size() > 1;
-  if (!listening) spdlog::warn("pre-flight: no network checks: {}", listening.error());
-  if (!listening) sink_.reset();
-  preflight_->turns = preflight_turns(hosts, kRounds, network);
-  if (config_.preflight_send_ms == 0) config_.preflight_send_ms = send_ms_for(nodes_.size());
+  preflight_->turns = preflight_turns(hosts, kRounds, true);
+  if (config_.preflight_send_ms == 0) config_.preflight_send_ms = send_ms_for(preflight_->turns);
   if (config_.verbose)
-    spdlog::info("pre-flight: {} check turn(s) for {} node(s): GEMMs of {} ms{}, {} rounds, the best kept",
-                 preflight_->turns.size(), nodes_.size(), config_.preflight_gemm_ms,
-                 network ? ", sends of " + std::to_string(config_.preflight_send_ms) + " ms to node 0" : "", kRounds);
+    spdlog::info("pre-flight: {} check turn(s) for {} node(s): GEMMs of {} ms, transfers of {} ms between nodes, "
+                 "{} rounds, the best kept",
+                 preflight_->turns.size(), nodes_.size(), config_.preflight_gemm_ms, config_.preflight_send_ms,
+                 kRounds);
   next_turn();
 }
 
@@ -50,70 +43,132 @@ void Coordinator::begin_preflight() {
 void Coordinator::next_turn() {
   auto& pf = *preflight_;
   for (; pf.turn < pf.turns.size(); ++pf.turn) {
-    const PreflightTurn& turn = pf.turns[pf.turn];
     pf.waiting.clear();
-    for (const auto node : turn.nodes)
-      if (!nodes_[node].lost) pf.waiting.push_back(node);
-    if (pf.waiting.empty()) continue;
+    pf.transfers.clear();
     pf.turn_deadline = Clock::now() + kTurnTimeout;
-    if (turn.measure == Measure::Compute) {
-      for (const auto node : pf.waiting) gate_.send(nodes_[node].peer, rdzv::CheckCompute{config_.preflight_gemm_ms}.to_message());
-      return;
-    }
-    rdzv::CheckNetwork order{config_.master_addr, master_claim_.port(), rdzv::random_hex(16), config_.preflight_send_ms};
-    sink_->expect(order.token);
-    gate_.send(nodes_[pf.waiting.front()].peer, order.to_message());
-    return;
+    send_turn(pf.turns[pf.turn]);
+    if (!pf.waiting.empty() || !pf.transfers.empty()) return;
   }
   finish_preflight();
 }
 
-void Coordinator::on_checked(std::uint32_t node, const rdzv::Checked& checked) {
-  if (phase_ != Phase::Preflight) return;
-  auto& waiting = preflight_->waiting;
-  if (std::find(waiting.begin(), waiting.end(), node) == waiting.end()) return;  // not its turn: stale
-  const auto measure = preflight_->turns[preflight_->turn].measure;
-  if (checked.what != measure_name(measure)) return;
-  if (measure == Measure::Network && checked.failed.empty()) return;  // its bytes are timed by the sink
-  record_check(node, measure, CheckResult{checked.mflops ? std::optional<double>(double(*checked.mflops)) : std::nullopt,
-                                          checked.failed});
+// A turn's orders to the nodes still in the step: CHECKCPU to each of its
+// nodes, or CHECKNET to each transfer's sender, naming its receiver's sink.
+void Coordinator::send_turn(const PreflightTurn& turn) {
+  auto& pf = *preflight_;
+  for (const auto node : turn.nodes)
+    if (!nodes_[node].lost) {
+      pf.waiting.push_back(node);
+      gate_.send(nodes_[node].peer, rdzv::CheckCompute{config_.preflight_gemm_ms}.to_message());
+    }
+  for (const auto& t : turn.transfers) {
+    if (nodes_[t.from].lost || nodes_[t.to].lost) continue;
+    const Node& to = nodes_[t.to];
+    if (to.check_port == 0) {  // said as a warning on its node
+      note_transfer(t, CheckResult{std::nullopt, "node " + std::to_string(t.to) + " opened no check port"});
+      continue;
+    }
+    rdzv::CheckNetwork order{to.addr, to.check_port, rdzv::random_hex(16), config_.preflight_send_ms};
+    pf.transfers[order.token] = t;
+    gate_.send(nodes_[t.from].peer, order.to_message());
+  }
 }
 
-// A node's figure for the current turn; the next turn once every node of this one has one.
-void Coordinator::record_check(std::uint32_t node, Measure measure, CheckResult result) {
+void Coordinator::on_checked(std::uint32_t node, const rdzv::Checked& checked) {
+  if (phase_ != Phase::Preflight || preflight_->turn >= preflight_->turns.size()) return;
   auto& pf = *preflight_;
-  auto& results = measure == Measure::Compute ? pf.compute : pf.network;
-  results[node] = results.count(node) ? best_of(results[node], result) : result;
-  std::erase(pf.waiting, node);
-  if (pf.waiting.empty()) {
-    ++pf.turn;
-    next_turn();
+  const auto measure = pf.turns[pf.turn].measure;
+  if (checked.what != measure_name(measure)) return;
+  if (measure == Measure::Compute) {
+    if (std::find(pf.waiting.begin(), pf.waiting.end(), node) == pf.waiting.end()) return;  // not its turn: stale
+    return record_check(node, CheckResult{checked.mflops ? std::optional<double>(double(*checked.mflops)) : std::nullopt,
+                                          checked.failed});
   }
+  const auto it = pf.transfers.find(checked.token);
+  if (it == pf.transfers.end()) return;  // an earlier turn's, or a token this node made up
+  const Transfer t = it->second;
+  if (!checked.failed.empty() && (node == t.from || node == t.to))
+    return record_transfer(checked.token, CheckResult{std::nullopt, checked.failed});
+  if (node != t.to) return;  // its sender is done: the receiver times it
+  // The receiver's rate; none when the bytes came too fast to time (in one
+  // read): that says nothing against either end, so no figure.
+  record_transfer(checked.token, checked.kbps ? std::optional(CheckResult{double(*checked.kbps) / 1000, ""}) : std::nullopt);
+}
+
+// A compute figure for the current turn.
+void Coordinator::record_check(std::uint32_t node, CheckResult result) {
+  auto& results = preflight_->compute;
+  results[node] = results.count(node) ? best_of(results[node], result) : result;
+  std::erase(preflight_->waiting, node);
+  end_turn_if_done();
+}
+
+// A transfer of the current turn timed (or failed, or too short to time);
+// the next turn once none is left.
+void Coordinator::record_transfer(const std::string& token, std::optional<CheckResult> result) {
+  auto& pf = *preflight_;
+  const auto it = pf.transfers.find(token);
+  if (it == pf.transfers.end()) return;
+  const Transfer t = it->second;
+  pf.transfers.erase(it);
+  if (result) note_transfer(t, std::move(*result));
+  end_turn_if_done();
+}
+
+// A transfer's figure (or failure) is its sender's out and its receiver's in.
+void Coordinator::note_transfer(const Transfer& t, CheckResult result) {
+  auto& pf = *preflight_;
+  for (auto [results, node, side] : {std::tuple{&pf.sent, t.from, "out"}, std::tuple{&pf.received, t.to, "in"}}) {
+    CheckResult r = result;
+    r.side = side;
+    (*results)[node] = results->count(node) ? best_of((*results)[node], r) : r;
+  }
+}
+
+void Coordinator::end_turn_if_done() {
+  auto& pf = *preflight_;
+  if (!pf.waiting.empty() || !pf.transfers.empty()) return;
+  ++pf.turn;
+  next_turn();
 }
 
 void Coordinator::tick_preflight(Clock::time_point now) {
   auto& pf = *preflight_;
   if (pf.turn >= pf.turns.size()) return;
-  const auto measure = pf.turns[pf.turn].measure;
-  if (measure == Measure::Network)
-    if (const auto rate = sink_->take_rate(); rate && !pf.waiting.empty())
-      return record_check(pf.waiting.front(), measure, CheckResult{*rate, ""});
-  if (std::erase_if(pf.waiting, [this](std::uint32_t node) { return nodes_[node].lost; }) && pf.waiting.empty()) {
-    ++pf.turn;  // its nodes were lost meanwhile
-    return next_turn();
-  }
+  const auto gone = [this](std::uint32_t node) { return nodes_[node].lost; };
+  const bool dropped = std::erase_if(pf.waiting, gone) +
+                       std::erase_if(pf.transfers, [&](const auto& t) { return gone(t.second.from) || gone(t.second.to); });
+  if (dropped && pf.waiting.empty() && pf.transfers.empty()) return end_turn_if_done();  // its nodes were lost meanwhile
   if (now < pf.turn_deadline) return;
-  for (const auto node : std::vector<std::uint32_t>(pf.waiting))
-    record_check(node, measure, CheckResult{std::nullopt, "it did not finish within 30 s"});
+  // A turn is of one measure: the last of these records ends it, and nothing comes after.
+  const CheckResult late{std::nullopt, "it did not finish within 30 s"};
+  const auto nodes = pf.waiting;
+  std::vector<std::string> tokens, late_ones;
+  for (const auto& [token, t] : pf.transfers) {
+    tokens.push_back(token);
+    late_ones.push_back(std::to_string(t.from) + " to " + std::to_string(t.to));
+  }
+  for (const auto node : nodes) late_ones.push_back("node " + std::to_string(node) + "'s GEMM");
+  late_ones.resize(std::min<std::size_t>(late_ones.size(), 8));
+  spdlog::warn("pre-flight: {} check(s) did not finish within 30 s: {}", nodes.size() + tokens.size(),
+               fmt::join(late_ones, ", "));
+  for (const auto node : nodes) record_check(node, late);
+  for (const auto& token : tokens) record_transfer(token, late);
 }
 
 // Every turn done: the figures judged, printed, and acted on.
 void Coordinator::finish_preflight() {
-  sink_.reset();  // MASTER_PORT's listener closed: START claims the port again for the workers
   auto& pf = *preflight_;
+  std::map<std::uint32_t, CheckResult> network;
+  for (const auto* side : {&pf.sent, &pf.received})
+    for (const auto& [node, r] : *side) {
+      const auto out = pf.sent.count(node) ? std::optional(pf.sent[node]) : std::nullopt;
+      const auto in = pf.received.count(node) ? std::optional(pf.received[node]) : std::nullopt;
+      network[node] = link_result(out, in);
+    }
   std::vector<PreflightVerdict> named;
   for (const auto measure : {Measure::Compute, Measure::Network}) {
-    auto& results = measure == Measure::Compute ? pf.compute : pf.network;
+    auto& results = measure == Measure::Compute ? pf.compute : network;
     // A node whose CPUs are slow sends slowly too (seen: 15% of a CPU sent at
     // a seventh of the others' rate): its link is not judged, nor judged by.
     for (const auto& v : named) results.erase(v.node);

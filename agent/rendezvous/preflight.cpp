@@ -1,5 +1,6 @@
 #include "rendezvous/preflight.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "rendezvous/spread.hpp"
@@ -27,18 +28,66 @@ std::string rate_text(Measure m, double rate) {
 
 const char* measure_name(Measure m) { return m == Measure::Compute ? "compute" : "network"; }
 
+std::vector<std::uint32_t> ring_shifts(std::size_t nodes, std::uint32_t rounds) {
+  std::vector<std::uint32_t> shifts;
+  if (nodes < 2) return shifts;
+  std::vector<std::uint32_t> candidates{std::uint32_t(nodes / 2)};
+  for (std::uint32_t s = 1; s < nodes && candidates.size() < rounds + 1; ++s) candidates.push_back(s);
+  for (const auto s : candidates)
+    if (shifts.size() < rounds && std::find(shifts.begin(), shifts.end(), s) == shifts.end()) shifts.push_back(s);
+  while (shifts.size() < rounds) shifts.push_back(shifts.back());
+  return shifts;
+}
+
+namespace {
+
+// One round of the ring, packed into turns: a host sends at most once and
+// receives at most once in a turn (first fit: each transfer in the first
+// turn where its sender's host sends nothing and its receiver's host
+// receives nothing yet; one turn when every node has a machine of its own,
+// one per node when they share one).
+std::vector<PreflightTurn> ring_turns(const std::vector<std::uint32_t>& host_of, std::uint32_t shift) {
+  const std::size_t n = host_of.size();
+  std::vector<std::vector<bool>> sends(n), receives(n);  // by host id, by turn
+  const auto busy = [](const std::vector<bool>& turns, std::size_t turn) { return turn < turns.size() && turns[turn]; };
+  const auto take = [](std::vector<bool>& turns, std::size_t turn) {
+    if (turns.size() <= turn) turns.resize(turn + 1);
+    turns[turn] = true;
+  };
+  std::vector<PreflightTurn> turns;
+  for (std::uint32_t from = 0; from < n; ++from) {
+    const Transfer t{from, std::uint32_t((from + shift) % n)};
+    const auto hs = host_of[t.from], hr = host_of[t.to];
+    std::size_t turn = 0;
+    while (busy(sends[hs], turn) || busy(receives[hr], turn)) ++turn;
+    take(sends[hs], turn), take(receives[hr], turn);
+    if (turn == turns.size()) turns.push_back({Measure::Network, {}, {}});
+    turns[turn].transfers.push_back(t);
+  }
+  return turns;
+}
+
+}  // namespace
+
 std::vector<PreflightTurn> preflight_turns(const std::vector<std::string>& hosts, std::uint32_t rounds, bool network) {
   std::vector<PreflightTurn> one_round;
-  std::map<std::string, std::uint32_t> seen;  // nodes of each host so far: the turn a node's check goes in
+  std::map<std::string, std::uint32_t> ids;  // a number for each host
+  std::vector<std::uint32_t> host_of, seen;  // by node; nodes of each host so far: the turn a node's check goes in
   for (std::uint32_t node = 0; node < hosts.size(); ++node) {
-    const auto turn = seen[hosts[node]]++;
-    if (turn == one_round.size()) one_round.push_back({Measure::Compute, {}});
+    const auto id = ids.emplace(hosts[node], std::uint32_t(ids.size())).first->second;
+    host_of.push_back(id);
+    if (id == seen.size()) seen.push_back(0);
+    const auto turn = seen[id]++;
+    if (turn == one_round.size()) one_round.push_back({Measure::Compute, {}, {}});
     one_round[turn].nodes.push_back(node);
   }
   std::vector<PreflightTurn> turns;
   for (std::uint32_t round = 0; round < rounds; ++round) turns.insert(turns.end(), one_round.begin(), one_round.end());
-  for (std::uint32_t round = 0; round < (network ? rounds : 0); ++round)
-    for (std::uint32_t node = 1; node < hosts.size(); ++node) turns.push_back({Measure::Network, {node}});
+  if (!network) return turns;
+  for (const auto shift : ring_shifts(hosts.size(), rounds)) {
+    const auto ring = ring_turns(host_of, shift);
+    turns.insert(turns.end(), ring.begin(), ring.end());
+  }
   return turns;
 }
 
@@ -46,6 +95,13 @@ CheckResult best_of(const CheckResult& a, const CheckResult& b) {
   if (!a.rate) return b.rate || a.failed.empty() ? b : a;
   if (!b.rate) return a;
   return *a.rate >= *b.rate ? a : b;
+}
+
+CheckResult link_result(const std::optional<CheckResult>& out, const std::optional<CheckResult>& in) {
+  if (!out || !in) return out ? *out : in ? *in : CheckResult{};
+  if (!out->rate) return *out;
+  if (!in->rate) return *in;
+  return *out->rate <= *in->rate ? *out : *in;
 }
 
 std::vector<PreflightVerdict> judge_preflight(Measure measure, const std::map<std::uint32_t, CheckResult>& results) {
@@ -73,7 +129,9 @@ std::vector<PreflightVerdict> judge_preflight(Measure measure, const std::map<st
 std::string preflight_figures(const PreflightVerdict& v) {
   const bool compute = v.measure == Measure::Compute;
   if (!v.result.rate) return std::string(compute ? "its compute check failed: " : "its network check failed: ") + v.result.failed;
-  std::string text = compute ? "its GEMM ran at " : "its transfer to node 0 ran at ";
+  std::string text = compute ? "its GEMM ran at "
+                     : v.result.side == "in" ? "its transfers in ran at best at "
+                                             : "its transfers out ran at best at ";
   text += rate_text(v.measure, *v.result.rate) + ", the other nodes' median " +
           rate_text(v.measure, v.others_median) + " (sd " + rate_text(v.measure, v.others_sd) + ")";
   if (*v.result.rate > 0) text += ": " + fixed1(v.others_median / *v.result.rate) + "x slower";
@@ -94,6 +152,7 @@ std::string preflight_json(const PreflightVerdict& v, const std::string& host) {
             (v.measure == Measure::Compute ? "MFLOP/s" : "MB/s") + "\"";
   else
     json += ",\"failed\":\"" + json_escaped(v.result.failed) + "\"";
+  if (!v.result.side.empty()) json += ",\"side\":\"" + v.result.side + "\"";
   return json + "}";
 }
 

@@ -1,16 +1,23 @@
 // --ddp-preflight: before attempt 0, node 0 has every node time a GEMM on its
-// CPUs and a transfer to node 0, and names a node far off the others, before
+// CPUs and send to other nodes, and names a node far off the others, before
 // a worker starts and before the job runs at that node's pace for days.
 //
 // The order (preflight_turns): compute checks on every host at once but one
 // node per host at a time (nodes that share a machine would slow each
-// other: the test cluster's nodes share two cores); then the network
-// checks, one node at a time (each transfer goes to node 0, so two at once
-// would share node 0's link). Each in kRounds rounds, each node's best kept:
+// other: the test cluster's nodes share two cores). Then the network checks,
+// a ring each round: node i sends to node i + s (mod N), s = N/2 in the
+// first round, 1 in the second, so every node sends to and receives from two
+// different nodes, node 0 too. Every transfer of a round runs at once, but a
+// host sends at most one and receives at most one at a time (nodes of one
+// machine take turns): 2 turns of transfers for 16,384 nodes on their own
+// machines, not one per node. Each in kRounds rounds, each node's best kept:
 // one slow GEMM or transfer is noise (a neighbour's burst; seen on the test
 // cluster: one GEMM of four at 0.58x the others' median, on a healthy node),
-// a slow node is slow every time. Node 0's own link is the other end of
-// every transfer: it is not judged.
+// a slow node is slow every time. A transfer is as slow as the slower of
+// its two ends: a node with a slow link is slow in both its transfers out
+// (or in), its partners in one of theirs only, and the best of two hides that
+// one. So a node's network figure is the slower of its best transfer out and
+// its best transfer in (link_result).
 //
 // The rule (judge_preflight), per measure, over the nodes with a figure
 // (three at least: of two, neither can be told from the other): a node is
@@ -33,27 +40,41 @@ namespace ddp::agent {
 enum class Measure { Compute, Network };
 const char* measure_name(Measure m);  // "compute", "network"
 
+struct Transfer {
+  std::uint32_t from = 0, to = 0;
+  bool operator==(const Transfer&) const = default;
+};
+
 struct PreflightTurn {
   Measure measure = Measure::Compute;
-  std::vector<std::uint32_t> nodes;  // checked together
+  std::vector<std::uint32_t> nodes;  // compute: checked together
+  std::vector<Transfer> transfers;   // network: at once
   bool operator==(const PreflightTurn&) const = default;
 };
 
 inline constexpr std::uint32_t kRounds = 2;
 
+// The ring's shift in each of `rounds` rounds for `nodes` nodes: N/2, 1, 2,
+// ... (each distinct while N allows; two nodes have only 1).
+std::vector<std::uint32_t> ring_shifts(std::size_t nodes, std::uint32_t rounds);
+
 // The turns for the nodes whose hosts are `hosts` (by node), `rounds` of
-// each measure (no network turns when `network` is false). Node 0 has no
-// network turn.
+// each measure (no network turns when `network` is false or there is one node).
 std::vector<PreflightTurn> preflight_turns(const std::vector<std::string>& hosts, std::uint32_t rounds, bool network);
 
-// One node's figure for one measure: a rate (MFLOP/s, MB/s), or why none.
+// One node's figure for one measure: a rate (MFLOP/s, MB/s), or why none;
+// a network figure says whether it is of its transfers "out" or "in".
 struct CheckResult {
   std::optional<double> rate;
   std::string failed;
+  std::string side = {};  // network: "out" or "in"
   bool operator==(const CheckResult&) const = default;
 };
 // The better of two (the higher rate; a rate over a failure).
 CheckResult best_of(const CheckResult& a, const CheckResult& b);
+// A node's network figure: the worse of its best transfer out and its best
+// in (a failure worse than any rate), with its side; either may be missing.
+CheckResult link_result(const std::optional<CheckResult>& out, const std::optional<CheckResult>& in);
 
 struct PreflightVerdict {
   std::uint32_t node = 0;

@@ -266,7 +266,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
   conn_->trust();
   const auto route = route_to(config_.coordinator_addr);
   rdzv::Join join{config_.nproc, config_.workers, config_.host, route ? route->source_address : std::string("?"),
-                  config_.slurm_node};
+                  config_.slurm_node, config_.check_port};
   send(join.to_message());
 }
 

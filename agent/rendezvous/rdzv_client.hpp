@@ -31,6 +31,7 @@ struct ClientConfig {
   std::vector<WorkerPlacement> workers;  // this node's placements (for node 0's verbose summary)
   std::string host;
   std::string slurm_node;  // SLURMD_NODENAME under Slurm, for JOIN
+  std::uint16_t check_port = 0;  // --ddp-preflight: this node's check sink, for JOIN (0: none)
   std::string coordinator_addr;  // node 0's address (MASTER_ADDR)
   // The local address to connect from; empty: the kernel's choice (agents).
   // bench/rdzv_swarm.cpp gives each simulated node one of its own.

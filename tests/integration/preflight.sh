@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# --ddp-preflight: before any worker starts, every node times a GEMM and a
-# transfer to node 0, and a node far off the others is named with its
-# figures (check) or taken out for a spare (swap). On a 4-node cluster:
+# --ddp-preflight: before any worker starts, every node times a GEMM and
+# transfers to and from two other nodes (a ring, node 0 in it), and a node
+# far off the others is named with its figures (check) or taken out for a
+# spare (swap). On a 4-node cluster:
 #   1. healthy, three times: every node's figures, no verdict, the run ends 0;
 #   2. node 1's CPUs capped at 15% of one CPU (a cpu cgroup, v1 or v2, holding
 #      its slurmd, so the step's processes start in it): named for its
@@ -9,14 +10,15 @@
 #      on; with swap and a spare, node 3 takes its ranks before any worker
 #      starts, and no restart is spent;
 #   3. node 2's link slowed with tc (tbf, 100 Mbit/s, on eth0 in its
-#      namespace): named for its link, not for its compute;
+#      namespace): named for its link, not for its compute; then node 0's
+#      (its transfers were not judged before the ring);
 #   4. a bad value is refused by srun at once, naming the choices.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 script=$DDP_SOURCE_DIR/examples/allreduce.py
 cg=""
 cleanup() {
-  ip netns exec "sddp-$CLUSTER_NAME-n2" tc qdisc del dev eth0 root 2>/dev/null || true
+  for n in 0 2; do ip netns exec "sddp-$CLUSTER_NAME-n$n" tc qdisc del dev eth0 root 2>/dev/null || true; done
   [[ -z $cg ]] || cgroup_drop "$cg"
   cleanup_work
 }
@@ -27,7 +29,7 @@ for i in 1 2 3; do
   run srun -N4 --ddp=cpu --ddp-preflight=check --ddp-verbose "$PYTHON" "$script"
   expect_rc 0 "a healthy run with --ddp-preflight=check (run $i)"
   expect_in "$ERR" "pre-flight compute by node: 0=" "every node's GEMM figure"
-  expect_in "$ERR" "pre-flight network by node: 1=" "every node's transfer figure"
+  expect_in "$ERR" "pre-flight network by node: 0=" "every node's transfer figure, node 0's too"
   expect_not_in "$ERR" "pre-flight: node" "no node named in a healthy run (run $i)"
   expect_eq "$(grep -c 'sum=10 expected=10 OK$' <<<"$OUT")" "4" "the workers ran after the checks (run $i)"
 done
@@ -62,13 +64,23 @@ ip netns exec "sddp-$CLUSTER_NAME-n2" tc qdisc add dev eth0 root tbf rate 100mbi
 run srun -N4 --ddp=cpu --ddp-preflight=check --ddp-verbose "$PYTHON" "$script"
 expect_rc 0 "a run with a slow link and --ddp-preflight=check"
 expect_in "$ERR" "pre-flight: node 2 ($(hostname), " "the slow link's node is named"
-expect_in "$ERR" ") has a slow link: its transfer to node 0 ran at " "for its link"
+expect_in "$ERR" ") has a slow link: its transfers out ran at best at " "for its link"
 expect_not_in "$ERR" "computes slowly" "not for its compute"
+expect_eq "$(grep -c 'pre-flight: node' <<<"$ERR")" "1" "only node 2 named, not the nodes it sent to"
 slow_link=$(grep 'pre-flight: node 2' <<<"$ERR")
 ip netns exec "sddp-$CLUSTER_NAME-n2" tc qdisc del dev eth0 root
+ip netns exec "sddp-$CLUSTER_NAME-n0" tc qdisc add dev eth0 root tbf rate 100mbit burst 32kbit latency 400ms ||
+  fail "cannot shape node 0's link with tc tbf"
+run srun -N4 --ddp=cpu --ddp-preflight=check "$PYTHON" "$script"
+expect_rc 0 "a run with node 0's link slow and --ddp-preflight=check"
+expect_in "$ERR" "pre-flight: node 0 ($(hostname), " "node 0's own slow link is named"
+expect_in "$ERR" ") has a slow link: its transfers out ran at best at " "for its link"
+expect_eq "$(grep -c 'pre-flight: node' <<<"$ERR")" "1" "only node 0 named"
+slow_node0=$(grep 'pre-flight: node 0' <<<"$ERR")
+ip netns exec "sddp-$CLUSTER_NAME-n0" tc qdisc del dev eth0 root
 
 # 4. A bad value.
 run srun -N4 --ddp=cpu --ddp-preflight=full true
 expect_failure "--ddp-preflight=full"
 expect_in "$ERR" "--ddp-preflight='full': use check (name a node far off the others), swap" "the choices are named"
-pass "pre-flight: healthy x3 no verdict ($healthy); ${named#*: }; ${slow_link#*: }"
+pass "pre-flight: healthy x3 no verdict ($healthy); ${named#*: }; ${slow_link#*: }; ${slow_node0#*: }"

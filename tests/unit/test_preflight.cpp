@@ -1,11 +1,18 @@
 // The pre-flight (rendezvous/preflight.hpp): the order of its checks, the
 // rule that names a node, its words, and a node's helper answer read back
 // (duties/preflight_checks.hpp), on values.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "duties/preflight_checks.hpp"
+#include "rendezvous/check_sink.hpp"
 #include "rendezvous/preflight.hpp"
 #include "suites.hpp"
 
@@ -20,26 +27,72 @@ std::map<std::uint32_t, CheckResult> rates(const std::vector<double>& by_node) {
   return r;
 }
 
+// A connection to the sink on loopback that sends `bytes` and shuts down its side.
+int send_to(std::uint16_t port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  ck_assert_int_eq(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), ssize_t(bytes.size()));
+  ::shutdown(fd, SHUT_WR);
+  return fd;
+}
+
+std::vector<CheckSink::Received> received_within(EventLoop& loop, CheckSink& sink, std::size_t count) {
+  std::vector<CheckSink::Received> all;
+  for (int i = 0; i < 200 && all.size() < count; ++i) {
+    ck_assert(loop.run_once(std::chrono::milliseconds(10)).ok());
+    for (auto& r : sink.take_received()) all.push_back(std::move(r));
+  }
+  return all;
+}
+
 }  // namespace
 
 START_TEST(nodes_of_one_host_take_turns_and_links_one_at_a_time) {
   // Four nodes on two hosts: two compute turns a round, both hosts at once.
   const auto turns = preflight_turns({"a", "a", "b", "b"}, 2, true);
-  ck_assert_uint_eq(turns.size(), 2 * 2 + 2 * 3);
-  ck_assert((turns[0] == PreflightTurn{Measure::Compute, {0, 2}}));
-  ck_assert((turns[1] == PreflightTurn{Measure::Compute, {1, 3}}));
-  ck_assert((turns[2] == PreflightTurn{Measure::Compute, {0, 2}}));  // the second round
-  ck_assert((turns[4] == PreflightTurn{Measure::Network, {1}}));     // node 0 is every transfer's other end
-  ck_assert((turns[9] == PreflightTurn{Measure::Network, {3}}));
+  ck_assert((turns[0] == PreflightTurn{Measure::Compute, {0, 2}, {}}));
+  ck_assert((turns[1] == PreflightTurn{Measure::Compute, {1, 3}, {}}));
+  ck_assert((turns[2] == PreflightTurn{Measure::Compute, {0, 2}, {}}));  // the second round
+  // The ring, shift 2 then 1: a host sends once and receives once a turn.
+  ck_assert_uint_eq(turns.size(), 2 * 2 + 2 + 2);
+  ck_assert((turns[4].transfers == std::vector<Transfer>{{0, 2}, {2, 0}}));
+  ck_assert((turns[5].transfers == std::vector<Transfer>{{1, 3}, {3, 1}}));
+  ck_assert((turns[6].transfers == std::vector<Transfer>{{0, 1}, {2, 3}}));  // a to a, b to b
+  ck_assert((turns[7].transfers == std::vector<Transfer>{{1, 2}, {3, 0}}));
   // Each node on its own machine: one compute turn a round; no network turns when asked for none.
   const auto apart = preflight_turns({"n0", "n1", "n2"}, 1, false);
   ck_assert_uint_eq(apart.size(), 1);
   ck_assert((apart[0].nodes == std::vector<std::uint32_t>{0, 1, 2}));
+  // 16,384 machines: one turn of transfers a round, every node sending and receiving, node 0 too.
+  std::vector<std::string> hosts;
+  for (int i = 0; i < 16384; ++i) hosts.push_back("n" + std::to_string(i));
+  const auto big = preflight_turns(hosts, 2, true);
+  ck_assert_uint_eq(big.size(), 2 + 2);
+  ck_assert_uint_eq(big[2].transfers.size(), 16384);
+  ck_assert((big[2].transfers[0] == Transfer{0, 8192}) && (big[3].transfers[16383] == Transfer{16383, 0}));
+  // One machine (the test cluster): one transfer at a time, each node out to two others.
+  const auto one = preflight_turns({"h", "h", "h"}, 2, true);
+  ck_assert_uint_eq(one.size(), 2 * 3 + 2 * 3);
+  ck_assert((one[6].transfers == std::vector<Transfer>{{0, 1}}) && (one[9].transfers == std::vector<Transfer>{{0, 2}}));
+  ck_assert((ring_shifts(2, 2) == std::vector<std::uint32_t>{1, 1}));
+  ck_assert((ring_shifts(3, 2) == std::vector<std::uint32_t>{1, 2}));
+  ck_assert((ring_shifts(64, 2) == std::vector<std::uint32_t>{32, 1}));
+  ck_assert(ring_shifts(1, 2).empty());
   // The best of the rounds: a rate over a failure, the higher rate.
   ck_assert((best_of(CheckResult{100, ""}, CheckResult{std::nullopt, "x"}) == CheckResult{100, ""}));
   ck_assert((best_of(CheckResult{std::nullopt, "x"}, CheckResult{80, ""}) == CheckResult{80, ""}));
   ck_assert((best_of(CheckResult{100, ""}, CheckResult{120, ""}) == CheckResult{120, ""}));
   ck_assert((best_of(CheckResult{std::nullopt, "first"}, CheckResult{std::nullopt, "second"}).failed == "first"));
+  // A node's link: the worse of its best out and its best in, a failure the worst.
+  const CheckResult out{900, "", "out"}, in{40, "", "in"}, lost{std::nullopt, "refused", "in"};
+  ck_assert(link_result(out, in) == in);
+  ck_assert(link_result(out, lost) == lost);
+  ck_assert(link_result(out, std::nullopt) == out);
+  ck_assert(link_result(std::nullopt, std::nullopt) == CheckResult{});
 }
 END_TEST
 
@@ -56,13 +109,17 @@ START_TEST(a_node_far_below_the_others_is_named) {
   CK_STR_EQ(preflight_json(compute[0], "n\"1"),
             "{\"event\":\"preflight\",\"check\":\"compute\",\"node\":1,\"host\":\"n\\\"1\",\"rate\":10900.0,"
             "\"others_median\":182400.0,\"others_sd\":1452.2,\"unit\":\"MFLOP/s\"}");
-  std::map<std::uint32_t, CheckResult> net{{1, {2406.9, ""}}, {2, {12.0, ""}}, {3, {2583.7, ""}}};
+  std::map<std::uint32_t, CheckResult> net{
+      {0, {2311.0, "", "in"}}, {1, {2406.9, "", "out"}}, {2, {12.0, "", "out"}}, {3, {2583.7, "", "in"}}};
   const auto slow_link = judge_preflight(Measure::Network, net);
   ck_assert_uint_eq(slow_link.size(), 1);
   ck_assert_uint_eq(slow_link[0].node, 2);
-  CK_CONTAINS(preflight_text(slow_link[0], "2"), "has a slow link: its transfer to node 0 ran at 12.0 MB/s");
+  CK_CONTAINS(preflight_text(slow_link[0], "2"), "has a slow link: its transfers out ran at best at 12.0 MB/s, the other nodes' median 2406.9 MB/s");
+  CK_CONTAINS(preflight_json(slow_link[0], "n2"), "\"unit\":\"MB/s\",\"side\":\"out\"}");
+  net[2].side = "in";
+  CK_CONTAINS(preflight_text(judge_preflight(Measure::Network, net)[0], "2"), "its transfers in ran at best at 12.0 MB/s");
   CK_STR_EQ(preflight_table(Measure::Network, net),
-            "pre-flight network by node: 1=2406.9 MB/s 2=12.0 MB/s 3=2583.7 MB/s");
+            "pre-flight network by node: 0=2311.0 MB/s 1=2406.9 MB/s 2=12.0 MB/s 3=2583.7 MB/s");
 }
 END_TEST
 
@@ -91,20 +148,61 @@ START_TEST(a_failed_check_is_named_unless_every_node_failed) {
 END_TEST
 
 START_TEST(the_helpers_answer_becomes_checked) {
-  const auto ok = checked_from("compute", Command::Outcome{true, false, "mflops=41234"});
+  const auto ok = checked_from("compute", "", Command::Outcome{true, false, "mflops=41234"});
   ck_assert(ok.mflops == 41234u);
   ck_assert(ok.failed.empty());
-  CK_CONTAINS(checked_from("compute", Command::Outcome{true, false, "hello"}).failed, "its helper said 'hello'");
-  CK_STR_EQ(checked_from("compute", Command::Outcome{false, true, ""}).failed, "it did not finish within 30 s");
-  CK_STR_EQ(checked_from("network", Command::Outcome{false, false, "cannot connect to node 0 (a:1): refused"}).failed,
-            "cannot connect to node 0 (a:1): refused");
-  const auto sent = checked_from("network", Command::Outcome{true, false, ""});
-  ck_assert(sent.failed.empty() && !sent.mflops);  // node 0 times the bytes itself
+  CK_CONTAINS(checked_from("compute", "", Command::Outcome{true, false, "hello"}).failed, "its helper said 'hello'");
+  CK_STR_EQ(checked_from("compute", "", Command::Outcome{false, true, ""}).failed, "it did not finish within 30 s");
+  const std::string token(32, 'a');
+  const auto refused = checked_from("network", token, Command::Outcome{false, false, "cannot connect (a:1): refused"});
+  CK_STR_EQ(refused.failed, "cannot connect (a:1): refused");
+  CK_STR_EQ(refused.token, token);  // node 0 knows which transfer failed
+  const auto sent = checked_from("network", token, Command::Outcome{true, false, ""});
+  ck_assert(sent.failed.empty() && !sent.mflops && !sent.kbps);  // the receiver times the bytes
+}
+END_TEST
+
+// Every node's check sink answers every transfer that sent a token, however
+// short (a starved sender's one read; none at all), and drops a line that is
+// not one, so node 0 never waits out a turn.
+START_TEST(the_check_sink_answers_every_transfer) {
+  EventLoop loop;
+  CheckSink sink(loop);
+  ck_assert(sink.listen(0).ok());
+  ck_assert_uint_gt(sink.port(), 0);
+  const std::string a(32, 'a'), b(32, 'b'), c(32, 'c');
+  const int one_read = send_to(sink.port(), a + "\n" + std::string(64 << 10, 'x'));
+  const int no_bytes = send_to(sink.port(), b + "\n");
+  const int stranger = send_to(sink.port(), "GET / HTTP/1.0\r\n\r\n" + std::string(40, ' '));
+  // And one that comes in two reads, 20 ms apart: timed between them.
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(sink.port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+  const std::string first = c + "\n" + std::string(1000, 'x'), second(20000, 'y');
+  ck_assert_int_eq(::send(fd, first.data(), first.size(), MSG_NOSIGNAL), ssize_t(first.size()));
+  for (int i = 0; i < 10; ++i) ck_assert(loop.run_once(std::chrono::milliseconds(2)).ok());
+  ::usleep(20000);
+  ck_assert_int_eq(::send(fd, second.data(), second.size(), MSG_NOSIGNAL), ssize_t(second.size()));
+  ::shutdown(fd, SHUT_WR);
+  auto all = received_within(loop, sink, 3);
+  std::map<std::string, std::optional<double>> by_token;
+  for (const auto& r : all) by_token[r.token] = r.mb_per_s;
+  ck_assert_uint_eq(by_token.size(), 3);  // the stranger's line is not a transfer
+  ck_assert(by_token.count(a));         // answered (with a rate only if the token came in a read of its own)
+  ck_assert(!by_token[b].has_value());  // answered, with no rate
+  ck_assert(by_token[c].has_value() && *by_token[c] > 0 && *by_token[c] < 2.0);  // 20 kB in 20 ms or more: 1 MB/s at most
+  char rest[8];
+  ck_assert_int_eq(::read(stranger, rest, sizeof rest), 0);  // closed at once
+  for (const int open : {one_read, no_bytes, stranger, fd}) ::close(open);
 }
 END_TEST
 
 Suite* preflight_suite() {
   return make_suite("preflight", {nodes_of_one_host_take_turns_and_links_one_at_a_time,
                                   a_node_far_below_the_others_is_named, healthy_spread_and_too_few_nodes_name_nobody,
-                                  a_failed_check_is_named_unless_every_node_failed, the_helpers_answer_becomes_checked});
+                                  a_failed_check_is_named_unless_every_node_failed, the_helpers_answer_becomes_checked,
+                                  the_check_sink_answers_every_transfer});
 }

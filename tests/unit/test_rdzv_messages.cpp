@@ -61,10 +61,11 @@ START_TEST(every_message_survives_its_own_line) {
   ck_assert(through_the_wire(Refused{"node 1 has already joined"}) == Refused{"node 1 has already joined"});
   ck_assert(through_the_wire(Elsewhere{"step 42.7"}) == Elsewhere{"step 42.7"});
   const Join join{4, {{"0", "0000:18:00.0", "0-3", "mlx5_0"}, {"1", "0000:98:00.0", "32-35", ""}}, "gpu017",
-                  "10.0.0.17", "gpu017"};
+                  "10.0.0.17", "gpu017", 41234};
   ck_assert(through_the_wire(join) == join);
   const Join standalone{1, {}, "vm", "127.0.0.1", ""};  // no Slurm name: the field stays off the wire
   ck_assert(through_the_wire(standalone) == standalone);
+  CK_STR_EQ(encode(standalone.to_message()), "JOIN nproc=1 workers= host=vm addr=127.0.0.1\n");  // no check port either
   ck_assert(through_the_wire(Heartbeat{}) == Heartbeat{});
   for (const auto& f : {worker_failure(), hang_failure()}) ck_assert(through_the_wire(Fail{f}) == Fail{f});
   ck_assert(through_the_wire(Hanging{3}) == Hanging{3});
@@ -78,9 +79,11 @@ START_TEST(every_message_survives_its_own_line) {
   ck_assert(through_the_wire(CheckCompute{500}) == CheckCompute{500});
   const CheckNetwork net{"10.0.0.1", 29500, std::string(32, 'e'), 250};
   ck_assert(through_the_wire(net) == net);
-  const Checked rate{"compute", 41234, ""}, failed{"network", std::nullopt, "cannot connect to node 0"};
+  const Checked rate{"compute", 41234, ""}, failed{"network", std::nullopt, "cannot connect", std::string(32, 'f')};
+  const Checked received{"network", std::nullopt, "", std::string(32, '0'), 2406900};
   ck_assert(through_the_wire(rate) == rate);
   ck_assert(through_the_wire(failed) == failed);
+  ck_assert(through_the_wire(received) == received);
 }
 END_TEST
 
@@ -124,6 +127,8 @@ START_TEST(messages_read_strictly) {
   CK_CONTAINS(error("STOP attempt=1", Start::from_message), "expected START, got STOP");
   CK_CONTAINS(error("CHECKNET addr=a port=1 token=xyz ms=250", CheckNetwork::from_message), "32 hex digits");
   CK_CONTAINS(error("CHECKED what=disk", Checked::from_message), "CHECKED: what='disk'");
+  CK_CONTAINS(error("CHECKED what=network token=abc kbps=1", Checked::from_message), "32 hex digits");
+  CK_CONTAINS(error("CHECKED what=network kbps=1", Checked::from_message), "a rate without its transfer's token");
   CK_CONTAINS(error("CHECKCPU ms=0", CheckCompute::from_message), "CHECKCPU ms");
   // By verb: each direction has its own.
   ck_assert(decode_report(*decode("HB")).ok() && decode_order(*decode("HB")).ok());

@@ -230,6 +230,7 @@ std::string refusal_for_version(std::uint32_t node, const std::string& from, con
 Message Join::to_message() const {
   Message m{"JOIN", {}};
   m.set("nproc", nproc).set("workers", encode_placements(workers)).set("host", host).set("addr", addr);
+  if (check_port != 0) m.set("check_port", check_port);
   return set_text(m, "slurm_node", slurm_node);
 }
 
@@ -241,6 +242,7 @@ Result<Join> Join::from_message(const Message& m) {
   j.host = f.text("host");
   j.addr = f.text("addr");
   j.slurm_node = f.maybe_text("slurm_node");
+  j.check_port = std::uint16_t(f.maybe_number("check_port", 1, 65535).value_or(0));
   return f.done(std::move(j));
 }
 

@@ -43,7 +43,11 @@ namespace ddp::rdzv {
 //   6: FAIL and DONE carry the failure's class (failure_class.hpp); LOAD;
 //      JOIN the node's Slurm name (a requeue keeps nodes out by it);
 //      CHECKCPU, CHECKNET and CHECKED (--ddp-preflight)
-inline constexpr std::uint32_t kProtocolVersion = 6;
+//   7: the pre-flight's transfers go between any two nodes, node 0 one of
+//      them: JOIN's `check_port` (where a node receives them), CHECKNET names
+//      the receiving node's address, CHECKED its `token` and the receiver's
+//      `kbps`
+inline constexpr std::uint32_t kProtocolVersion = 7;
 // What CHALLENGE's `version` says from protocol 5 on: agents of protocol 3
 // compare it with theirs and leave unless equal; later agents read `protocol`.
 inline constexpr std::uint32_t kChallengeFormVersion = 3;
@@ -108,6 +112,7 @@ struct Join {  // once welcomed: what this node brings
   std::string host;
   std::string addr;                       // its address toward node 0
   std::string slurm_node;                 // its name in Slurm (SLURMD_NODENAME); "" standalone
+  std::uint16_t check_port = 0;           // --ddp-preflight: where it receives transfers (0: it does not)
   Message to_message() const;
   static Result<Join> from_message(const Message& m);
   bool operator==(const Join&) const = default;
@@ -163,12 +168,16 @@ struct Finished {  // every worker of this node exited 0
 };
 
 // A pre-flight check's outcome (rdzv_preflight.cpp): a compute check's
-// rate, or why a check could not run. A network check's rate is measured by
-// node 0, which receives the bytes; its CHECKED says only when sending failed.
+// rate; a network transfer's rate, said by the node that received it (its
+// check sink timed the bytes), with the transfer's token, or from it the
+// token alone when the bytes came too fast to time; or why a check could
+// not run (with its transfer's token, for a network check).
 struct Checked {
   std::string what;                     // "compute" or "network"
   std::optional<std::uint64_t> mflops;  // compute: the node's GEMM rate, in MFLOP/s
   std::string failed;                   // the check could not run here: why ("" = it ran)
+  std::string token = {};                  // network: the transfer's (CHECKNET's)
+  std::optional<std::uint64_t> kbps = {};  // network, from its receiver: the rate, in kB/s
   Message to_message() const;
   static Result<Checked> from_message(const Message& m);
   bool operator==(const Checked&) const = default;
@@ -184,9 +193,9 @@ struct CheckCompute {
   bool operator==(const CheckCompute&) const = default;
 };
 
-// --ddp-preflight: connect to node 0 at `addr`:`port` (MASTER_ADDR: the
-// network the workers will use), send `token`, then bytes for `ms` ms; node 0
-// times their arrival.
+// --ddp-preflight: connect to another node's check sink at `addr`:`port`
+// (its address toward node 0, its JOIN's check_port), send `token`, then
+// bytes for `ms` ms; the receiving node times their arrival.
 struct CheckNetwork {
   std::string addr;
   std::uint16_t port = 0;
