@@ -94,7 +94,8 @@ struct PreflightState {
   std::chrono::steady_clock::time_point began, turn_deadline;
   std::vector<std::uint32_t> waiting;         // compute: the current turn's nodes that have not answered
   std::map<std::string, Transfer> transfers;  // network: the current turn's not yet timed, by token
-  std::map<std::uint32_t, CheckResult> compute, sent, received;
+  std::map<std::uint32_t, CheckResult> compute;
+  std::vector<TimedTransfer> timed;  // every transfer's figure (or failure)
 };
 
 // Hang reports being compared by the coordinator (note_hang). Outside the

@@ -115,14 +115,8 @@ void Coordinator::record_transfer(const std::string& token, std::optional<CheckR
   end_turn_if_done();
 }
 
-// A transfer's figure (or failure) is its sender's out and its receiver's in.
 void Coordinator::note_transfer(const Transfer& t, CheckResult result) {
-  auto& pf = *preflight_;
-  for (auto [results, node, side] : {std::tuple{&pf.sent, t.from, "out"}, std::tuple{&pf.received, t.to, "in"}}) {
-    CheckResult r = result;
-    r.side = side;
-    (*results)[node] = results->count(node) ? best_of((*results)[node], r) : r;
-  }
+  preflight_->timed.push_back({t, std::move(result)});
 }
 
 void Coordinator::end_turn_if_done() {
@@ -160,18 +154,13 @@ void Coordinator::tick_preflight(Clock::time_point now) {
 void Coordinator::finish_preflight() {
   auto& pf = *preflight_;
   std::map<std::uint32_t, CheckResult> network;
-  for (const auto* side : {&pf.sent, &pf.received})
-    for (const auto& [node, r] : *side) {
-      const auto out = pf.sent.count(node) ? std::optional(pf.sent[node]) : std::nullopt;
-      const auto in = pf.received.count(node) ? std::optional(pf.received[node]) : std::nullopt;
-      network[node] = link_result(out, in);
-    }
   std::vector<PreflightVerdict> named;
   for (const auto measure : {Measure::Compute, Measure::Network}) {
+    if (measure == Measure::Network) {
+      network = link_results(pf.timed);
+      for (const auto& v : named) network.erase(v.node);  // its CPUs are slow: its link is not judged
+    }
     auto& results = measure == Measure::Compute ? pf.compute : network;
-    // A node whose CPUs are slow sends slowly too (seen: 15% of a CPU sent at
-    // a seventh of the others' rate): its link is not judged, nor judged by.
-    for (const auto& v : named) results.erase(v.node);
     if (results.empty()) continue;
     if (config_.verbose) spdlog::info("{}", preflight_table(measure, results));
     const auto verdicts = judge_preflight(measure, results);

@@ -9,7 +9,11 @@ namespace ddp::agent {
 
 namespace {
 
-constexpr double kSlower = 1.5;  // at least this many times below the others' median
+// At least this many times below the others' median: a GEMM 1.5x, a link 2x
+// (healthy transfers between the test cluster's namespaces, which share two
+// cores, were seen 1.6x apart; a link that lost a lane or runs at a lower
+// speed is 2x to 100x off).
+double slower_by(Measure m) { return m == Measure::Compute ? 1.5 : 2.0; }
 constexpr double kSigmas = 3.0;  // and more than this many of their standard deviations
 constexpr std::size_t kMinNodes = 3;
 
@@ -97,6 +101,25 @@ CheckResult best_of(const CheckResult& a, const CheckResult& b) {
   return *a.rate >= *b.rate ? a : b;
 }
 
+std::map<std::uint32_t, CheckResult> link_results(const std::vector<TimedTransfer>& timed) {
+  std::map<std::uint32_t, CheckResult> sent, received, links;
+  const auto keep = [](std::map<std::uint32_t, CheckResult>& best, std::uint32_t node, CheckResult r, const char* side) {
+    r.side = side;
+    best[node] = best.count(node) ? best_of(best[node], r) : r;
+  };
+  for (const auto& [t, r] : timed) {
+    keep(sent, t.from, r, "out");
+    keep(received, t.to, r, "in");
+  }
+  for (const auto* side : {&sent, &received})
+    for (const auto& [node, r] : *side) {
+      const auto out = sent.count(node) ? std::optional(sent[node]) : std::nullopt;
+      const auto in = received.count(node) ? std::optional(received[node]) : std::nullopt;
+      links[node] = link_result(out, in);
+    }
+  return links;
+}
+
 CheckResult link_result(const std::optional<CheckResult>& out, const std::optional<CheckResult>& in) {
   if (!out || !in) return out ? *out : in ? *in : CheckResult{};
   if (!out->rate) return *out;
@@ -120,7 +143,7 @@ std::vector<PreflightVerdict> judge_preflight(Measure measure, const std::map<st
       continue;
     }
     if (measured < kMinNodes || others.size() < kMinNodes - 1) continue;
-    if (*r.rate * kSlower <= v.others_median && *r.rate < v.others_median - kSigmas * v.others_sd)
+    if (*r.rate * slower_by(measure) <= v.others_median && *r.rate < v.others_median - kSigmas * v.others_sd)
       named.push_back(v);
   }
   return named;
@@ -135,7 +158,7 @@ std::string preflight_figures(const PreflightVerdict& v) {
   text += rate_text(v.measure, *v.result.rate) + ", the other nodes' median " +
           rate_text(v.measure, v.others_median) + " (sd " + rate_text(v.measure, v.others_sd) + ")";
   if (*v.result.rate > 0) text += ": " + fixed1(v.others_median / *v.result.rate) + "x slower";
-  return text + " (named at 1.5x the median and 3 sd below it)";
+  return text + " (named at " + fixed1(slower_by(v.measure)) + "x the median and 3 sd below it)";
 }
 
 std::string preflight_text(const PreflightVerdict& v, const std::string& node_name) {

@@ -21,12 +21,14 @@
 //
 // The rule (judge_preflight), per measure, over the nodes with a figure
 // (three at least: of two, neither can be told from the other): a node is
-// named when its rate is at most the other nodes' median / 1.5 and more
-// than 3 of their standard deviations below it. A node whose check failed
+// named when its rate is at most the other nodes' median / 1.5 (a GEMM) or
+// / 2 (a link) and more than 3 of their standard deviations below it. A node whose check failed
 // or did not finish in time is named with why, unless no node's check ran
 // (then the check itself is broken, not a node: one warning, no verdict).
 // A node the compute check named is left out of the network's judging: its
-// slow CPUs slow its sends too, and would hide another node's slow link.
+// slow CPUs slow its transfers (seen: 15% of a CPU sent at a seventh of the
+// others' rate), and would hide another node's slow link. Its partners'
+// transfers with it are slow too, once each: the best of two hides that.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +77,12 @@ CheckResult best_of(const CheckResult& a, const CheckResult& b);
 // A node's network figure: the worse of its best transfer out and its best
 // in (a failure worse than any rate), with its side; either may be missing.
 CheckResult link_result(const std::optional<CheckResult>& out, const std::optional<CheckResult>& in);
+// Every node's network figure from the transfers timed (or failed).
+struct TimedTransfer {
+  Transfer transfer;
+  CheckResult result;
+};
+std::map<std::uint32_t, CheckResult> link_results(const std::vector<TimedTransfer>& timed);
 
 struct PreflightVerdict {
   std::uint32_t node = 0;

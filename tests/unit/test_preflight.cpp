@@ -96,6 +96,32 @@ START_TEST(nodes_of_one_host_take_turns_and_links_one_at_a_time) {
 }
 END_TEST
 
+// The ring's figures become each node's: a slow sender is slow in both its
+// transfers out, its receivers in one of theirs only (the best of two hides
+// it).
+START_TEST(a_slow_link_is_told_from_its_partners) {
+  const auto t = [](std::uint32_t from, std::uint32_t to, double rate) {
+    return TimedTransfer{{from, to}, CheckResult{rate, ""}};
+  };
+  // Four nodes, shift 2 then 1; node 2 sends at 12 MB/s, the rest about 2000.
+  const std::vector<TimedTransfer> timed{t(0, 2, 2100), t(1, 3, 2000), t(2, 0, 12), t(3, 1, 1900),
+                                         t(0, 1, 2050), t(1, 2, 1950), t(2, 3, 12), t(3, 0, 2010)};
+  const auto links = link_results(timed);
+  ck_assert_uint_eq(links.size(), 4);
+  ck_assert((links.at(2) == CheckResult{12, "", "out"}));
+  ck_assert((links.at(0) == CheckResult{2010, "", "in"}));  // its best out 2100, its best in (from 3) 2010: the worse
+  ck_assert((links.at(3) == CheckResult{2000, "", "in"}));  // its best in (from 1) 2000 below its best out 2010
+  const auto named = judge_preflight(Measure::Network, links);
+  ck_assert_uint_eq(named.size(), 1);
+  ck_assert_uint_eq(named[0].node, 2);
+  CK_CONTAINS(preflight_text(named[0], "2"), "(named at 2.0x the median and 3 sd below it)");
+  // A transfer that failed: its ends' other transfers decide.
+  auto failed = timed;
+  failed[3].result = CheckResult{std::nullopt, "refused"};  // 3 to 1
+  ck_assert(link_results(failed).at(3).rate.has_value());
+}
+END_TEST
+
 START_TEST(a_node_far_below_the_others_is_named) {
   // The test cluster's figures: a 15% cpu quota, a 100 Mbit/s tbf.
   const auto compute = judge_preflight(Measure::Compute, rates({182400, 10900, 182900, 179600}));
@@ -204,5 +230,5 @@ Suite* preflight_suite() {
   return make_suite("preflight", {nodes_of_one_host_take_turns_and_links_one_at_a_time,
                                   a_node_far_below_the_others_is_named, healthy_spread_and_too_few_nodes_name_nobody,
                                   a_failed_check_is_named_unless_every_node_failed, the_helpers_answer_becomes_checked,
-                                  the_check_sink_answers_every_transfer});
+                                  the_check_sink_answers_every_transfer, a_slow_link_is_told_from_its_partners});
 }
