@@ -6,7 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -188,6 +192,38 @@ START_TEST(the_helpers_answer_becomes_checked) {
 }
 END_TEST
 
+// A node runs one check at a time: an order that comes while one runs waits
+// for it (node 0 sends the next transfer once the receiver answered, which
+// can be before the sender exited), a third is refused at once.
+START_TEST(a_check_that_comes_while_one_runs_waits_for_it) {
+  char dir[] = "/tmp/ddp-preflight-test-XXXXXX";
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  const std::string helper = std::string(dir) + "/helper";
+  {
+    std::ofstream script(helper);
+    script << "#!/bin/sh\nsleep 0.3\necho mflops=5\n";
+  }
+  ck_assert_int_eq(::chmod(helper.c_str(), 0755), 0);
+  EventLoop loop;
+  PreflightChecks checks(loop, helper);
+  const std::string token(32, 'd');
+  ck_assert(!checks.start(rdzv::CheckCompute{300}));
+  ck_assert(!checks.start(rdzv::CheckNetwork{"127.0.0.1", 9, token, 50}));  // waits
+  const auto third = checks.start(rdzv::CheckCompute{300});
+  ck_assert(third.has_value());
+  CK_STR_EQ(third->failed, "an earlier check still runs");
+  std::vector<rdzv::Checked> said;
+  for (int i = 0; i < 300 && said.size() < 2; ++i) {
+    for (auto& c : checks.poll()) said.push_back(std::move(c));
+    ::usleep(10000);
+  }
+  ck_assert_uint_eq(said.size(), 2);
+  ck_assert(said[0].what == "compute" && said[0].mflops == 5u);
+  ck_assert(said[1].what == "network" && said[1].token == token && said[1].failed.empty());
+  std::filesystem::remove_all(dir);
+}
+END_TEST
+
 // Every node's check sink answers every transfer that sent a token, however
 // short (a starved sender's one read; none at all), and drops a line that is
 // not one, so node 0 never waits out a turn.
@@ -230,5 +266,6 @@ Suite* preflight_suite() {
   return make_suite("preflight", {nodes_of_one_host_take_turns_and_links_one_at_a_time,
                                   a_node_far_below_the_others_is_named, healthy_spread_and_too_few_nodes_name_nobody,
                                   a_failed_check_is_named_unless_every_node_failed, the_helpers_answer_becomes_checked,
-                                  the_check_sink_answers_every_transfer, a_slow_link_is_told_from_its_partners});
+                                  the_check_sink_answers_every_transfer, a_slow_link_is_told_from_its_partners,
+                                  a_check_that_comes_while_one_runs_waits_for_it});
 }
