@@ -27,14 +27,6 @@ std::string host_name() {
   return buf;
 }
 
-// This agent's binary, for the pre-flight's helper modes (checks/checks.hpp);
-// "ddp-agent" from PATH when /proc cannot say.
-std::string self_binary() {
-  std::error_code error;
-  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? "ddp-agent" : path.string();
-}
-
 // With the hang watch on, room in the stderr tails for a stack dump of
 // several threads (faulthandler prints every one).
 AgentSpec with_stack_room(AgentSpec spec) {
@@ -44,6 +36,13 @@ AgentSpec with_stack_room(AgentSpec spec) {
 }
 
 }  // namespace
+
+// "ddp-agent" from PATH when /proc cannot say.
+std::string self_binary() {
+  std::error_code error;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "ddp-agent" : path.string();
+}
 
 Agent::Agent(AgentSpec spec)
     : spec_(with_stack_room(std::move(spec))),

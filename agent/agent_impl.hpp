@@ -33,6 +33,10 @@
 
 namespace ddp::agent {
 
+// This agent's binary (/proc/self/exe): the pre-flight's helper modes
+// (checks/checks.hpp), the NCCL profiler plugin beside it.
+std::string self_binary();
+
 class Agent {
  public:
   explicit Agent(AgentSpec spec);
@@ -92,6 +96,7 @@ class Agent {
   HangMonitor hang_;
   HealthCheck health_;
   LoadWatch load_;  // the workers' time on and waiting for a CPU, to node 0 in LOADs
+  std::vector<std::string> nccl_files_;  // GPU steps: each worker's collective-time file (LoadWatch reads them)
   Requeuer requeue_;
   BadNodeReporter bad_nodes_;  // node 0: to the site's BadNodeHook
   PreflightChecks preflight_;  // node 0's CHECKCPU and CHECKNET, and the transfers to this node, before attempt 0

@@ -21,6 +21,14 @@ std::string if_exists(const std::string& path) {
   return std::filesystem::exists(path, ec) ? path : "";
 }
 
+// Our NCCL profiler plugin: beside this agent (a build tree, the GPU kit),
+// else where the package installs it; "" when neither has it.
+std::string nccl_profiler_plugin() {
+  const auto beside = std::filesystem::path(self_binary()).parent_path() / "libnccl-profiler-ddp.so";
+  if (auto found = if_exists(beside.string()); !found.empty()) return found;
+  return if_exists(DDP_NCCL_PROFILER_PATH);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -28,9 +36,18 @@ std::string if_exists(const std::string& path) {
 
 Status Agent::start_workers() {
   std::vector<std::string> warnings;
-  const LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0,
-                              requeue_.enabled()};
+  LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0,
+                        requeue_.enabled(), ""};
+  if (spec_.plan.mode == Mode::Gpu && spec_.plan.stragglers != StragglerAction::Off) {
+    choices.nccl_profiler = nccl_profiler_plugin();
+    if (choices.nccl_profiler.empty())
+      warnings.push_back("no libnccl-profiler-ddp.so beside ddp-agent or in " DDP_NCCL_PROFILER_PATH
+                         ": GPU stragglers are judged by the workers' CPU time only (is the slurm-ddp package whole?)");
+  }
   auto launches = worker_launches(spec_.plan, choices, attempt_, files_, Environment::from_envp(environ), warnings);
+  nccl_files_.clear();
+  for (std::uint32_t local = 0; !choices.nccl_profiler.empty() && local < launches.size(); ++local)
+    nccl_files_.push_back(files_.nccl_stats_file(attempt_.number, attempt_.layout.rank_base + local));
   output_.reset();
   for (std::uint32_t local = 0; local < launches.size(); ++local) {
     auto ends = output_.add_worker(local, attempt_.layout.rank_base + local);
@@ -174,7 +191,7 @@ void Agent::tell_if_untouched() {
 void Agent::tick_load_watch() {
   if (life_.state != AgentState::Running || spec_.plan.stragglers == StragglerAction::Off) return;
   if (output_paused_) return load_.hold();
-  if (const auto load = load_.tick(attempt_.number, group_.pids())) client_->report_load(*load);
+  if (const auto load = load_.tick(attempt_.number, group_.pids(), nccl_files_)) client_->report_load(*load);
 }
 
 // --ddp-preflight: node 0's orders, before attempt 0 (no worker runs yet).

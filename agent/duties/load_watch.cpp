@@ -39,10 +39,16 @@ rdzv::Load load_between(const LoadSample& before, const LoadSample& after, std::
   }
   if (before.throttled_ns && after.throttled_ns)
     load.throttled = permille(delta(*before.throttled_ns, *after.throttled_ns), wall_ns);
+  const auto has = [](const auto& s) { return s.has_value(); };
+  const bool nccl = !after.nccl.empty() && before.nccl.size() == after.nccl.size() &&
+                    std::all_of(after.nccl.begin(), after.nccl.end(), has) &&
+                    std::all_of(before.nccl.begin(), before.nccl.end(), has);
+  for (std::size_t i = 0; nccl && i < after.nccl.size(); ++i)
+    load.nccl.push_back(permille(delta(before.nccl[i]->gpu_ns, after.nccl[i]->gpu_ns), wall_ns));
   return load;
 }
 
-LoadSample LoadWatch::sample(const std::vector<pid_t>& pids) {
+LoadSample LoadWatch::sample(const std::vector<pid_t>& pids, const std::vector<std::string>& nccl_files) {
   LoadSample s;
   s.at = std::chrono::steady_clock::now();
   for (const pid_t pid : pids) {
@@ -53,13 +59,15 @@ LoadSample LoadWatch::sample(const std::vector<pid_t>& pids) {
   }
   for (const pid_t pid : pids)
     if (pid > 0 && !s.throttled_ns) s.throttled_ns = cpu_throttled_ns(pid);
+  for (const auto& file : nccl_files) s.nccl.push_back(file.empty() ? std::nullopt : read_nccl_stats(file));
   return s;
 }
 
-std::optional<rdzv::Load> LoadWatch::tick(std::uint32_t attempt, const std::vector<pid_t>& pids) {
+std::optional<rdzv::Load> LoadWatch::tick(std::uint32_t attempt, const std::vector<pid_t>& pids,
+                                          const std::vector<std::string>& nccl_files) {
   const auto now = std::chrono::steady_clock::now();
   if (last_ && now - last_->at < kWindow) return std::nullopt;
-  LoadSample next = sample(pids);
+  LoadSample next = sample(pids, nccl_files);
   std::optional<rdzv::Load> load;
   if (last_) load = load_between(*last_, next, attempt);
   last_ = std::move(next);

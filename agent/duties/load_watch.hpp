@@ -13,6 +13,12 @@
 // with a 20% quota on a busy loop). A worker blocked on its output (a paused
 // reader) sleeps too, so it is never called one; and while this agent holds
 // its workers' output it sends no LOAD at all.
+//
+// On GPUs the CPU says little (CUDA's host thread spins while it waits for
+// the GPU): there our NCCL profiler plugin in each worker adds up the GPU
+// time of its collectives (ddp/wire/nccl_stats.hpp), and each window also
+// carries each worker's share of it spent in them: the fast ranks' GPUs wait
+// there for the slow one, which waits least.
 #pragma once
 
 #include <sys/types.h>
@@ -20,9 +26,11 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "ddp/wire/nccl_stats.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 
 namespace ddp::agent {
@@ -39,10 +47,12 @@ struct LoadSample {
   std::vector<std::optional<SchedTimes>> workers;  // by local rank; nullopt: ended
   std::optional<std::uint64_t> throttled_ns;
   std::chrono::steady_clock::time_point at;
+  std::vector<std::optional<NcclStats>> nccl = {};  // by local rank: its collective-time file, when it has one
 };
 
 // The window between two samples as a LOAD (permille of its wall time,
-// clamped to 0..1000); an ended worker counts as idle.
+// clamped to 0..1000); an ended worker counts as idle. The collectives'
+// share only when every worker has figures in both samples.
 rdzv::Load load_between(const LoadSample& before, const LoadSample& after, std::uint32_t attempt);
 
 class LoadWatch {
@@ -51,13 +61,15 @@ class LoadWatch {
   // A new attempt's workers started.
   void begin_attempt() { last_.reset(); }
   // Every loop turn while the workers run (`pids` by local rank, -1 for one
-  // that ended): the window just ended, if one did.
-  std::optional<rdzv::Load> tick(std::uint32_t attempt, const std::vector<pid_t>& pids);
+  // that ended; `nccl_files` their collective-time files, or none): the
+  // window just ended, if one did.
+  std::optional<rdzv::Load> tick(std::uint32_t attempt, const std::vector<pid_t>& pids,
+                                 const std::vector<std::string>& nccl_files = {});
   // The workers' output is held: this window says nothing (it starts again).
   void hold() { last_.reset(); }
 
  private:
-  static LoadSample sample(const std::vector<pid_t>& pids);
+  static LoadSample sample(const std::vector<pid_t>& pids, const std::vector<std::string>& nccl_files);
   std::optional<LoadSample> last_;
 };
 

@@ -18,6 +18,12 @@
 // report interval; the first 30 s of an attempt (imports, the first
 // collectives) are never judged. A window is skipped when a node's LOAD is
 // late or its output is held: no verdict from half the picture.
+//
+// On GPUs (every node's LOAD carries its workers' time in NCCL's collectives,
+// from our profiler plugin: duties/load_watch.hpp) the figure is instead a
+// node's worker that spent the least of the window in collectives, as the
+// share spent outside them: the slow rank's GPU arrives last and waits
+// least, the others wait for it. The same rule then applies to it.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +52,7 @@ struct StragglerVerdict {
   std::uint32_t local_rank = 0;              // its busiest worker
   std::uint32_t on_cpu = 0, waiting = 0;     // that worker's, permille, in the last window
   std::optional<std::uint32_t> throttled;    // the node's cgroup's, permille
+  std::optional<std::uint32_t> in_collectives;  // GPU figures: that worker's GPU in NCCL's collectives, permille
   std::uint32_t mean_busy = 0;               // that worker's node's figure over the windows, permille
   std::uint32_t others_median = 0;           // the other nodes' figures over them, permille
   std::uint32_t windows = 0, window_ms = 0;  // in a row, each this long
@@ -64,6 +71,7 @@ class StragglerRule {
  private:
   std::map<std::uint32_t, std::deque<std::uint32_t>> history_;  // by node: its last kWindows figures
   std::set<std::uint32_t> named_;
+  bool gpu_ = false;  // the figures in history_ are the GPU's (a change starts them again)
 };
 
 // "straggler: node 1 (n1, 10.0.0.1) holds the others back (attempt 0, ...): ..."

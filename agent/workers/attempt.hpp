@@ -33,6 +33,9 @@ struct LaunchChoices {
   bool one_gpu_per_worker = false;  // CUDA_VISIBLE_DEVICES = the worker's own GPU only
   bool progress_files = false;      // --ddp-hang-timeout: each worker gets DDP_PROGRESS_FILE
   bool requeue = false;             // --ddp-requeue on node 0: DDP_REQUEUE=1 (USR1 means save and end)
+  // GPU steps with --ddp-stragglers: our NCCL profiler plugin (NCCL_PROFILER_PLUGIN,
+  // unless the user set one) and each worker's DDP_NCCL_STATS_FILE; "" none.
+  std::string nccl_profiler;
 };
 
 // What START means for node `node`, which can run `capacity` workers: this

@@ -47,6 +47,10 @@ std::string RunFiles::progress_file(std::uint32_t attempt, std::uint32_t rank) c
   return made() ? rank_dir(attempt, rank) + "/progress" : "";
 }
 
+std::string RunFiles::nccl_stats_file(std::uint32_t attempt, std::uint32_t rank) const {
+  return made() ? rank_dir(attempt, rank) + "/nccl" : "";
+}
+
 Status RunFiles::prepare(std::uint32_t attempt, std::uint32_t rank, bool progress) const {
   if (!made()) return fail("the agent has no private directory for its run files");
   if (auto ok = make_dir(dir_ + "/attempt_" + std::to_string(attempt)); !ok) return ok;

@@ -7,6 +7,9 @@
 //                                root cause points at it
 //   attempt_A/rank_R/progress    DDP_PROGRESS_FILE: the hang watch's progress
 //                                signal (ddp/wire/progress_file.hpp)
+//   attempt_A/rank_R/nccl        DDP_NCCL_STATS_FILE: its GPU's time in NCCL's
+//                                collectives, from our profiler plugin
+//                                (ddp/wire/nccl_stats.hpp)
 // Kept after a failure, removed when the run ends well.
 #pragma once
 
@@ -27,6 +30,7 @@ class RunFiles {
   bool made() const { return !dir_.empty(); }
   std::string error_file(std::uint32_t attempt, std::uint32_t rank) const;
   std::string progress_file(std::uint32_t attempt, std::uint32_t rank) const;
+  std::string nccl_stats_file(std::uint32_t attempt, std::uint32_t rank) const;
   // The rank's folder, and with `progress` its progress file, created new,
   // as never touched (the hang watch starts at a worker's first touch).
   Status prepare(std::uint32_t attempt, std::uint32_t rank, bool progress) const;

@@ -61,6 +61,7 @@ if [[ ! -f $build/CMakeCache.txt ]]; then
     -DCMAKE_CUDA_ARCHITECTURES="80;90" >/dev/null
 fi
 if ! cmake --build "$build" -j"$(nproc)" --target ddp-agent ddp-train ddp-gpu-selftest ddp-gpu-allreduce-bw spank_ddp \
+  ddp_nccl_profiler \
   >"$build/kit-build.log" 2>&1; then
   tail -20 "$build/kit-build.log" >&2
   echo "kit.sh: building the kit's programs in $build failed (a build without CUDA has no ddp-gpu-selftest:" \
@@ -77,6 +78,8 @@ for p in "${programs[@]}"; do
   [[ -x $build/$p ]] || { echo "kit.sh: $build/$p was not built" >&2; exit 1; }
   cp "$build/$p" "$kit/bin/"
 done
+# NCCL's profiler plugin beside the agent, where the agent looks first.
+cp "$build/agent/libnccl-profiler-ddp.so" "$kit/bin/"
 strip --strip-unneeded "$kit"/bin/*
 
 # The cluster: daemons in sbin/, clients and tools in bin/, libslurmfull and

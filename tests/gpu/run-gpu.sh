@@ -10,7 +10,7 @@
 #                              # (slurm-rows.sh); --rows kit,slurm-1,... picks
 #
 # Options: --rows LIST (kit: the checks and benchmarks below, the default;
-# slurm-1..slurm-5, or slurm for all five: tests/gpu/slurm-rows.sh),
+# slurm-1..slurm-6, or slurm for all six: tests/gpu/slurm-rows.sh),
 # --epochs N (benchmarks, default 4), --python PATH (the peer's
 # PyTorch; default: $PYTHON, else python3). Environment: OUT (results; default
 # a new /tmp directory), DDP_CUDA_LIBS (a colon list of directories holding
@@ -35,8 +35,8 @@ done
 [[ $device == cuda || $device == cpu ]] || { echo "run-gpu.sh: --device cuda or cpu, not $device" >&2; exit 2; }
 picked=()
 for r in ${rows//,/ }; do
-  [[ $r =~ ^(kit|slurm|slurm-[1-5])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, slurm or slurm-1..slurm-5" >&2; exit 2; }
-  if [[ $r == slurm ]]; then picked+=(slurm-1 slurm-2 slurm-3 slurm-4 slurm-5); else picked+=("$r"); fi
+  [[ $r =~ ^(kit|slurm|slurm-[1-6])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, slurm or slurm-1..slurm-6" >&2; exit 2; }
+  if [[ $r == slurm ]]; then picked+=(slurm-1 slurm-2 slurm-3 slurm-4 slurm-5 slurm-6); else picked+=("$r"); fi
 done
 rows=$(IFS=,; echo "${picked[*]}")
 OUT=${OUT:-$(mktemp -d /tmp/ddp-gpu-kit.XXXXXX)}

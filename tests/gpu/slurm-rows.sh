@@ -17,6 +17,9 @@
 #            then GPU (NCCL)
 #   slurm-5  ddp-train under srun --ddp: 1 epoch (accuracy), a killed rank (root
 #            cause), a stalled rank (--ddp-hang-timeout), --ddp-restarts resuming
+#   slurm-6  a GPU straggler named with no change to the script: two nodes, the
+#            second node's rank does 4x the others' matrix products; node 0
+#            names it from our NCCL profiler plugin's figures (GPU only)
 #
 # On a machine without network namespaces or veth (some VMs), the cluster has
 # one node in the host's network, and slurm-3 says so. With --device cpu the
@@ -235,7 +238,27 @@ slurm_row5() {
   fi
 }
 
-# slurm_rows LIST: the chosen rows (slurm-1..slurm-5) on one cluster.
+# A GPU straggler, from NCCL's own timers (our profiler plugin), within 60 s
+# of the start: the rule's first 30 s are never judged, then 6 windows of 5 s.
+slurm_row6() {
+  [[ $device == cuda ]] || return 0
+  local label="GPU straggler named from NCCL's collectives, no script change"
+  if ((slurm_nodes < 2)); then
+    row "$label" FAIL "one node only: $slurm_net"
+    return 0
+  fi
+  worker straggle torch straggle.py 75 1 4
+  srun_ddp straggle 150 -N2 --gpus-per-node=1 --ddp --ddp-verbose "${per_node_hostid[@]}" "${wcmd[@]}"
+  local log=$logs/straggle.log said
+  said=$(grep -m1 "straggler: node 1 " "$log")
+  if ((rc == 0)) && [[ $said == *"GPU was outside NCCL's collectives"* ]]; then
+    row "$label" PASS "${said#*straggler: }; $(grep -c 'straggle: rank' "$log") ranks finished"
+  else
+    row "$label" FAIL "rc $rc; named: ${said:-nobody}; the windows: $(grep -c 'busiest rank per node (GPU' "$log") with GPU figures; see $log"
+  fi
+}
+
+# slurm_rows LIST: the chosen rows (slurm-1..slurm-6) on one cluster.
 slurm_rows() {
   local want=",$1,"
   local PATH=$kit/cluster/bin:$kit/cluster/sbin:$PATH
@@ -250,6 +273,7 @@ slurm_rows() {
   # first, if the budget runs short.
   [[ $want == *,slurm-5,* ]] && slurm_row5
   [[ $want == *,slurm-4,* ]] && slurm_row4
+  [[ $want == *,slurm-6,* ]] && slurm_row6
   # cluster.sh keeps the daemons' logs where SLURM_DDP_CLUSTER_LOGS says.
   SLURM_DDP_CLUSTER_LOGS=$logs/slurm-daemons slurm_down
   return 0

@@ -39,9 +39,19 @@ START_TEST(schedstat_and_windows) {
   ck_assert(w.on_cpu == (std::vector<std::uint32_t>{200, 0}));  // an ended worker is idle
   ck_assert(w.waiting == (std::vector<std::uint32_t>{600, 0}));
   ck_assert(w.throttled == 600u);
+  ck_assert(w.nccl.empty());  // no collective-time files: no GPU figures
   const auto back = rdzv::Load::from_message(w.to_message());
   ck_assert(bool(back));
   ck_assert(*back == w);
+  // GPU workers: their GPU's time in NCCL's collectives, when every one has figures in both samples.
+  before.nccl = {NcclStats{10, 1000000000}, NcclStats{10, 0}};
+  after.nccl = {NcclStats{90, 3500000000}, NcclStats{90, 250000000}};
+  const auto gpu = load_between(before, after, 2);
+  ck_assert(gpu.nccl == (std::vector<std::uint32_t>{500, 50}));
+  const auto gpu_back = rdzv::Load::from_message(gpu.to_message());
+  ck_assert(gpu_back && *gpu_back == gpu);
+  after.nccl[1].reset();  // one worker has none (yet): none at all
+  ck_assert(load_between(before, after, 2).nccl.empty());
 }
 END_TEST
 
@@ -124,7 +134,37 @@ START_TEST(a_capped_node_busy_only_70_percent_is_named) {
 }
 END_TEST
 
+// On GPUs the figure is each node's worker least in NCCL's collectives: the
+// slow GPU arrives last and waits least; the CPUs (CUDA's host thread spins)
+// say nothing there.
+START_TEST(a_gpu_that_waits_least_in_collectives_is_named) {
+  StragglerRule rule;
+  const auto s = seats(3);
+  auto gpu = [](std::uint32_t in_collectives) {
+    rdzv::Load l = load({990, 990}, {0, 0});  // the host threads spin
+    l.nccl = {in_collectives + 10, in_collectives};
+    return l;
+  };
+  const std::vector<rdzv::Load> window = {gpu(450), gpu(30), gpu(420)};
+  for (int i = 0; i < 5; ++i) ck_assert(rule.judge(s, window).empty());
+  const auto named = rule.judge(s, window);
+  ck_assert_uint_eq(named.size(), 1);
+  ck_assert_uint_eq(named[0].seat.node, 1);
+  ck_assert_uint_eq(named[0].local_rank, 1);
+  ck_assert(named[0].in_collectives == 30u);
+  CK_CONTAINS(straggler_text(named[0]),
+              "its rank 3's GPU was outside NCCL's collectives 97% of the last 30 s (in them 3% of the last window); "
+              "the other nodes' ranks were outside them 57% (median)");
+  CK_CONTAINS(straggler_json(named[0]), "\"in_collectives_permille\":30,");
+  // The same spinning CPUs without GPU figures: every node equally busy, nobody named.
+  StragglerRule cpu;
+  const std::vector<rdzv::Load> spinning = {load({990}, {0}), load({990}, {0}), load({990}, {0})};
+  for (int i = 0; i < 8; ++i) ck_assert(cpu.judge(s, spinning).empty());
+}
+END_TEST
+
 Suite* straggler_suite() {
   return make_suite("straggler", {schedstat_and_windows, a_node_that_never_waits_is_named_after_six_windows,
-                                  healthy_and_noisy_windows_name_nobody, a_capped_node_busy_only_70_percent_is_named});
+                                  healthy_and_noisy_windows_name_nobody, a_capped_node_busy_only_70_percent_is_named,
+                                  a_gpu_that_waits_least_in_collectives_is_named});
 }

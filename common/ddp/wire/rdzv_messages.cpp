@@ -274,6 +274,7 @@ Message Load::to_message() const {
   Message m{"LOAD", {}};
   m.set("attempt", attempt).set("window_ms", window_ms).set("on_cpu", on_cpu).set("waiting", waiting);
   if (throttled) m.set("throttled", *throttled);
+  if (!nccl.empty()) m.set("nccl", nccl);
   return m;
 }
 
@@ -286,6 +287,8 @@ Result<Load> Load::from_message(const Message& m) {
   l.waiting = f.runs("waiting", 0, 1000, kMaxWorkersPerNode);
   if (l.on_cpu.size() != l.waiting.size()) f.note("LOAD: on_cpu and waiting differ in length");
   if (const auto t = f.maybe_number("throttled", 0, 1000)) l.throttled = std::uint32_t(*t);
+  if (m.get("nccl")) l.nccl = f.runs("nccl", 0, 1000, kMaxWorkersPerNode);
+  if (!l.nccl.empty() && l.nccl.size() != l.on_cpu.size()) f.note("LOAD: nccl and on_cpu differ in length");
   return f.done(std::move(l));
 }
 

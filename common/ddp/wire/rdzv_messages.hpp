@@ -147,6 +147,9 @@ struct Load {
   std::uint32_t window_ms = 0;
   std::vector<std::uint32_t> on_cpu, waiting;
   std::optional<std::uint32_t> throttled;  // none: no cpu controller
+  // GPU steps: each worker's GPU's share of the window in NCCL's collectives
+  // (agent/nccl_profiler/), permille; empty when not every worker has one.
+  std::vector<std::uint32_t> nccl = {};
   Message to_message() const;
   static Result<Load> from_message(const Message& m);
   bool operator==(const Load&) const = default;
