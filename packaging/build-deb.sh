@@ -4,7 +4,8 @@
 #   packaging/build-deb.sh            # -> build-deb/slurm-ddp_<version>_<arch>.deb
 #
 # Installed layout: /usr/lib/<multiarch>/slurm-wlm/spank_ddp.so, /usr/bin/ddp-agent,
-# /usr/bin/ddp-train, /usr/bin/ddp-train-plot, /etc/slurm/plugstack.conf.d/ddp.conf
+# /usr/bin/ddp-train, /usr/bin/ddp-train-plot, /usr/lib/slurm-ddp/libnccl-profiler-ddp.so,
+# /etc/slurm/plugstack.conf.d/ddp.conf
 # (conffile), /etc/slurm/ddp.conf.example, man pages. The package depends on the
 # Slurm release it was built against. CPU-only: the CUDA parts need NVIDIA's
 # libraries, which Debian's archive does not carry (DDP_CUDA=ON to include them).
