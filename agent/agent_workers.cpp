@@ -38,7 +38,11 @@ Status Agent::start_workers() {
   std::vector<std::string> warnings;
   LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0,
                         requeue_.enabled(), ""};
-  if (spec_.plan.mode == Mode::Gpu && spec_.plan.stragglers != StragglerAction::Off) {
+  // Opt-in (DDP_NCCL_PROFILER=1 in the job's environment) until the plugin
+  // has run under a real NCCL on a GPU (the kit's row slurm-6): it goes into
+  // the user's own processes, and NCCL's kernel-channel events cost it work.
+  const auto opted_in = Environment::from_envp(environ).get("DDP_NCCL_PROFILER") == "1";
+  if (opted_in && spec_.plan.mode == Mode::Gpu && spec_.plan.stragglers != StragglerAction::Off) {
     choices.nccl_profiler = nccl_profiler_plugin();
     if (choices.nccl_profiler.empty())
       warnings.push_back("no libnccl-profiler-ddp.so beside ddp-agent or in " DDP_NCCL_PROFILER_PATH
