@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <new>
 
 #include "ddp/wire/nccl_stats.hpp"
 #include "nccl_profiler_abi.hpp"
