@@ -22,7 +22,8 @@
 // The rule (judge_preflight), per measure, over the nodes with a figure
 // (three at least: of two, neither can be told from the other): a node is
 // named when its rate is at most the other nodes' median / 1.5 (a GEMM) or
-// / 2 (a link) and more than 3 of their standard deviations below it. A node whose check failed
+// / 2 (a link) and more than 3 of their standard deviations below it, or at
+// most a tenth of their median whatever their spread. A node whose check failed
 // or did not finish in time is named with why, unless no node's check ran
 // (then the check itself is broken, not a node: one warning, no verdict).
 // A node the compute check named is left out of the network's judging: its

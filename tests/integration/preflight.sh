@@ -71,7 +71,7 @@ slow_link=$(grep 'pre-flight: node 2' <<<"$ERR")
 ip netns exec "sddp-$CLUSTER_NAME-n2" tc qdisc del dev eth0 root
 ip netns exec "sddp-$CLUSTER_NAME-n0" tc qdisc add dev eth0 root tbf rate 100mbit burst 32kbit latency 400ms ||
   fail "cannot shape node 0's link with tc tbf"
-run srun -N4 --ddp=cpu --ddp-preflight=check "$PYTHON" "$script"
+run srun -N4 --ddp=cpu --ddp-preflight=check --ddp-verbose "$PYTHON" "$script"
 expect_rc 0 "a run with node 0's link slow and --ddp-preflight=check"
 expect_in "$ERR" "pre-flight: node 0 ($(hostname), " "node 0's own slow link is named"
 expect_in "$ERR" ") has a slow link: its transfers out ran at best at " "for its link"

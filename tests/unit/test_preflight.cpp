@@ -118,7 +118,7 @@ START_TEST(a_slow_link_is_told_from_its_partners) {
   const auto named = judge_preflight(Measure::Network, links);
   ck_assert_uint_eq(named.size(), 1);
   ck_assert_uint_eq(named[0].node, 2);
-  CK_CONTAINS(preflight_text(named[0], "2"), "(named at 2.0x the median and 3 sd below it)");
+  CK_CONTAINS(preflight_text(named[0], "2"), "(named at 2.0x the median and 3 sd below it, or 10x)");
   // A transfer that failed: its ends' other transfers decide.
   auto failed = timed;
   failed[3].result = CheckResult{std::nullopt, "refused"};  // 3 to 1
@@ -135,7 +135,7 @@ START_TEST(a_node_far_below_the_others_is_named) {
   const auto text = preflight_text(compute[0], "1 (n1, 10.0.0.1)");
   CK_STR_EQ(text,
             "pre-flight: node 1 (n1, 10.0.0.1) computes slowly: its GEMM ran at 10.9 GFLOP/s, the other nodes' "
-            "median 182.4 GFLOP/s (sd 1.5 GFLOP/s): 16.7x slower (named at 1.5x the median and 3 sd below it)");
+            "median 182.4 GFLOP/s (sd 1.5 GFLOP/s): 16.7x slower (named at 1.5x the median and 3 sd below it, or 10x)");
   CK_STR_EQ(preflight_json(compute[0], "n\"1"),
             "{\"event\":\"preflight\",\"check\":\"compute\",\"node\":1,\"host\":\"n\\\"1\",\"rate\":10900.0,"
             "\"others_median\":182400.0,\"others_sd\":1452.2,\"unit\":\"MFLOP/s\"}");
@@ -159,6 +159,11 @@ START_TEST(healthy_spread_and_too_few_nodes_name_nobody) {
   ck_assert(judge_preflight(Measure::Network, rates({2201.5, 1854.2, 2155.1})).empty());
   // 1.5x below, but within 3 sd of widely spread others: not named.
   ck_assert(judge_preflight(Measure::Compute, rates({100, 40, 60, 140, 30})).empty());
+  // A tenth of widely spread others' median is named all the same (the
+  // sanitizer pass's slow agents spread healthy links by a third).
+  const auto far = judge_preflight(Measure::Network, rates({300, 900, 1500, 12}));
+  ck_assert_uint_eq(far.size(), 1);
+  ck_assert_uint_eq(far[0].node, 3);
   // Two nodes: neither can be told from the other.
   ck_assert(judge_preflight(Measure::Compute, rates({100, 10})).empty());
 }
