@@ -36,19 +36,20 @@ std::string nccl_profiler_plugin() {
 
 Status Agent::start_workers() {
   std::vector<std::string> warnings;
+  const auto base = Environment::from_envp(environ);  // the job's, read once
   LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0,
                         requeue_.enabled(), ""};
   // Opt-in (DDP_NCCL_PROFILER=1 in the job's environment) until the plugin
   // has run under a real NCCL on a GPU (the kit's row slurm-6): it goes into
   // the user's own processes, and NCCL's kernel-channel events cost it work.
-  const auto opted_in = Environment::from_envp(environ).get("DDP_NCCL_PROFILER") == "1";
+  const auto opted_in = base.get("DDP_NCCL_PROFILER") == "1";
   if (opted_in && spec_.plan.mode == Mode::Gpu && spec_.plan.stragglers != StragglerAction::Off) {
     choices.nccl_profiler = nccl_profiler_plugin();
     if (choices.nccl_profiler.empty())
       warnings.push_back("no libnccl-profiler-ddp.so beside ddp-agent or in " DDP_NCCL_PROFILER_PATH
                          ": GPU stragglers are judged by the workers' CPU time only (is the slurm-ddp package whole?)");
   }
-  auto launches = worker_launches(spec_.plan, choices, attempt_, files_, Environment::from_envp(environ), warnings);
+  auto launches = worker_launches(spec_.plan, choices, attempt_, files_, base, warnings);
   nccl_files_.clear();
   for (std::uint32_t local = 0; !choices.nccl_profiler.empty() && local < launches.size(); ++local)
     nccl_files_.push_back(files_.nccl_stats_file(attempt_.number, attempt_.layout.rank_base + local));
