@@ -2,18 +2,53 @@
 # Every test, from a fresh clone: install dependencies, build with warnings as
 # errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
 # lint; pack the GPU kit and run its CPU checks in a minimal chroot; build
-# again with sanitizers and run the unit, fuzz and cluster tests there
-# (tests/sanitize.sh); build and run the suite again inside a Debian 13
-# chroot (Slurm 24.11, PyTorch 2.6: tests/chroot/run.sh) and its core in
-# Debian unstable (Slurm 26.05); then build the
-# Debian package, install it with dpkg, run the cluster tests against the
-# installed files (not the build tree), then remove, reinstall, upgrade from
-# an older release and purge it on a real cluster (tests/package/lifecycle.sh).
+# again with sanitizers and run the unit, fuzz and the sanitized cluster tests
+# there (tests/sanitize.sh); build and run the tests labelled releases inside
+# a Debian 13 chroot (Slurm 24.11, PyTorch 2.6) and a Debian unstable one
+# (Slurm 26.05), side by side (tests/chroot/run.sh); then build the Debian
+# package, install it with dpkg, run every cluster and integration test
+# against the installed files (not the build tree), then remove, reinstall,
+# upgrade from an older release and purge it on a real cluster
+# (tests/package/lifecycle.sh). Where each test runs: the labels at the end
+# of tests/integration/CMakeLists.txt. Each step's time is printed as it ends
+# and all of them at the end.
 # Needs root: dpkg, and the test clusters use network namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The steps' times, for keeping CI within its 90 minutes.
+step_name="dependencies" step_start=$SECONDS step_times=()
+step() {  # step NAME: ends the step running, starts NAME
+  step_times+=("$step_name $((SECONDS - step_start)) s")
+  echo "run-all: $step_name took $((SECONDS - step_start)) s; next: $1"
+  step_name=$1 step_start=$SECONDS
+}
+chroots="" purge_on_exit=0
+on_exit() {
+  local status=$?
+  ((purge_on_exit == 0)) || dpkg --purge slurm-ddp >/dev/null 2>&1 || true
+  # The kept chroots, only once nothing is mounted in them (run.sh unmounts).
+  if [[ -n $chroots && -d $chroots ]] && ! grep -q " $chroots/" /proc/mounts; then rm -rf "$chroots"; fi
+  step_times+=("$step_name $((SECONDS - step_start)) s (status $status)")
+  printf 'run-all: %s\n' "${step_times[@]}"
+  echo "run-all: $SECONDS s in all"
+}
+trap on_exit EXIT
+# A run stopped by a signal cleans up too (bash runs no EXIT trap on a signal
+# it does not handle).
+trap 'exit 143' TERM
+trap 'exit 130' INT HUP
+
 packaging/install-deps.sh
+# Both chroots are made while this machine builds (mmdebstrap mostly waits on
+# Debian's archive), and kept until the end in one folder.
+chroots=$(mktemp -d /var/tmp/slurm-ddp-ci-chroots.XXXXXX)
+prepare_pids=()
+for suite in trixie sid; do
+  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" --prepare >"$chroots/$suite-prepare.log" 2>&1 &
+  prepare_pids+=($!)
+done
+step "build, unit tests and lint"
 cmake -S . -B build -DDDP_WERROR=ON -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -L "unit|lint"
@@ -22,6 +57,7 @@ ctest --test-dir build --output-on-failure -L "unit|lint"
 # self-contained in a minimal Debian chroot, where its CPU checks must pass.
 # It needs the CUDA toolkit with NCCL in /usr/local/cuda, which CI has; a
 # machine without one says so, and CI (CI=true) refuses to go on without it.
+step "GPU kit"
 if [[ -x /usr/local/cuda/bin/nvcc ]]; then
   tests/gpu/kit.sh --build-dir build
   tests/gpu/kit-check.sh
@@ -34,27 +70,38 @@ fi
 
 # The sanitizer build (clang, ASan + UBSan): unit tests, 30 s of libFuzzer per
 # fuzz target, every cluster and integration test; clean or red.
+step "sanitizers"
 tests/sanitize.sh
 
-# Current Slurm on real daemons: every test again (lint aside) inside a
-# Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and libraries, where
-# the plugin takes its 23.11+ launch path (tests/chroot/run.sh).
-# Then its .deb, packed from that build, installed and tested there. The
-# rendezvous flood (a minute of strangers at node 0's agent), the straggler
-# watch (80 s of training, one node throttled by a cpu cgroup) and the
-# pre-flight (a minute: a cpu cgroup, tc) test the agent and the kernel, not
-# Slurm: the native package pass runs them (the sanitizer pass too, but for
-# the two labelled slow).
-tests/chroot/run.sh trixie --package -LE lint -E 'integration\.(rdzv_flood|straggler|preflight)$'
-# And the core of it in Debian unstable (Slurm 26.05, PyTorch 2.14, GCC 16):
-# unit tests, allreduce, sbatch propagation, errors, fail-fast, restarts, the
-# site config, privileges, the launch path, configless nodes, pyxis's refusal,
-# torchrun's worker variables, the stop grace, Slurm's variables per worker,
-# a 2-node training run inside apptainer containers (sid has apptainer),
-# planted run files, a reader that pauses, six steps sharing two nodes
-# and a 16-port range (ports that never collide), and oversized values
-# forged into a step's environment (bounded before any parser).
-tests/chroot/run.sh sid -R 'unit\.|allreduce_cpu|sbatch_propagation|errors|fail_fast|restarts|site_config|privilege|launch_path|configless|container_refusal|torchrun_env|stop_grace|slurm_view|hang|apptainer|run_files|paused_reader|concurrent_ports|root_inputs'
+# Current Slurm on real daemons: the tests labelled releases (and the unit
+# tests) inside a Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and
+# libraries, where the plugin takes its 23.11+ launch path, then its .deb,
+# packed from that build, installed and tested there; and inside a Debian
+# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). The two run
+# side by side: their clusters share nothing (tests/chroot/run.sh), and each
+# one's build is niced below the other's tests.
+step "Debian 13 and unstable chroots"
+for i in "${!prepare_pids[@]}"; do
+  wait "${prepare_pids[i]}" || {
+    cat "$chroots"/*-prepare.log >&2
+    echo "run-all: making the chroots failed" >&2
+    exit 1
+  }
+done
+run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh, its lines prefixed by SUITE
+  local suite=$1
+  shift
+  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@" 2>&1 | sed -u "s/^/$suite| /"
+  return "${PIPESTATUS[0]}"
+}
+run_suite trixie --package -L 'unit|releases' &
+trixie_pid=$!
+run_suite sid -L 'unit|releases' &
+sid_pid=$!
+suites_status=0
+wait "$trixie_pid" || suites_status=1
+wait "$sid_pid" || suites_status=1
+((suites_status == 0)) || { echo "run-all: a chroot's tests failed (above, prefixed trixie| or sid|)" >&2; exit 1; }
 
 # The package, as a site installs it. A slurm-ddp already installed is a
 # site's or a run that was killed before its purge (the stop CI of 27d255f
@@ -68,6 +115,7 @@ if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok inst
   echo "run-all: CI: purging the slurm-ddp $(dpkg-query -W -f='${Version}' slurm-ddp) already installed on this machine" >&2
   dpkg --purge slurm-ddp >/dev/null
 fi
+step "packages"
 packaging/build-deb.sh
 packaging/build-rpm.sh --source-only
 # The older release for the upgrade and rolling-upgrade tests: 1d2248e, the
@@ -80,20 +128,16 @@ rm -rf build-old && mkdir -p build-old/src
 git archive "$old_release" | tar -x -C build-old/src
 BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
 old_deb=$(ls build-old/build/slurm-ddp_*.deb)
+step "the installed package's tests"
 dpkg -i build-deb/slurm-ddp_*.deb
-trap 'dpkg --purge slurm-ddp >/dev/null 2>&1 || true' EXIT
-# A run stopped by a signal purges too (bash runs no EXIT trap on a signal
-# it does not handle).
-trap 'exit 143' TERM
-trap 'exit 130' INT HUP
+purge_on_exit=1
 # What a user sees first: the options in the installed man page.
 man -P cat spank-ddp 2>/dev/null | grep -q -- '--ddp-gpus' || { echo "run-all: man spank-ddp shows no options" >&2; exit 1; }
 cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
-# The node-loss tests (spares, min_nodes: 2 minutes, mostly Slurm declaring
-# the lost node DOWN) test the agents, not the package's layout; the
-# sanitizer build and the Debian 13 chroot run them.
-ctest --test-dir build --output-on-failure -LE "unit|lint" -E 'integration\.(spares|min_nodes)$'
+# Every cluster and integration test: the one pass that runs them all.
+ctest --test-dir build --output-on-failure -LE "unit|lint"
 cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null
+step "rolling upgrade and lifecycle"
 # A rolling upgrade: steps spanning a node of the older release (its plugin
 # and agent) and nodes of this one, in both directions.
 tests/package/mixed_versions.sh build-old/build/spank/spank_ddp.so build-old/build/agent/ddp-agent \

@@ -62,7 +62,7 @@ for step in "$@"; do
     # design; our own leaks are the unit step's job.
     # verify_asan_link_order=0: the runtime is preloaded, not first in DT_NEEDED.
     PATH=$wrappers:$PATH DDP_TEST_PRELOAD=$runtime ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0" \
-      ctest --test-dir "$build" --output-on-failure -LE "unit|lint|fuzz|slow" || status=1
+      ctest --test-dir "$build" --output-on-failure -LE "unit|lint|fuzz|unsanitized" || status=1
     ;;
   *)
     echo "sanitize: unknown step '$step' (unit | fuzz | cluster)" >&2

@@ -22,6 +22,11 @@
 # DIR after the run (made there if DIR has none yet, else reused as it is, with
 # the source copied in afresh), so the next run skips mmdebstrap.
 #
+#   DDP_CHROOT_KEEP=DIR tests/chroot/run.sh trixie --prepare
+#
+# --prepare: only make the chroot in DIR (CI makes both suites' while it
+# builds natively: mmdebstrap mostly waits on the archive).
+#
 # The chroot is made fresh each time with mmdebstrap from Debian's archive
 # (about 2.5 minutes); the packages it downloads are kept in
 # /var/cache/slurm-ddp/apt/SUITE for the next run on this machine, which goes
@@ -34,9 +39,10 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [CTEST_ARGS...]}
 shift
-package=0 bench=0
+package=0 bench=0 prepare=0
 [[ ${1:-} == --package ]] && { package=1; shift; }
 [[ ${1:-} == --bench ]] && { bench=1; shift; }
+[[ ${1:-} == --prepare ]] && { prepare=1; shift; }
 mirror=${DDP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=/var/cache/slurm-ddp/apt/$suite
 [[ $(id -u) == 0 ]] || { echo "chroot/run.sh: needs root (chroot, mounts, network namespaces)" >&2; exit 1; }
@@ -56,6 +62,7 @@ aptopts=()
 [[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')
 
 keep=${DDP_CHROOT_KEEP:-}
+((prepare == 0)) || [[ -n $keep ]] || { echo "chroot/run.sh: --prepare needs DDP_CHROOT_KEEP=DIR (where to keep the chroot)" >&2; exit 2; }
 if [[ -n $keep ]]; then
   work=$(realpath -m "$keep")
   mkdir -p "$work"
@@ -105,6 +112,8 @@ else
 fi
 echo "chroot/run.sh: chroot ready in $((SECONDS - start)) s: Slurm $(chroot "$root" dpkg-query -W -f='${Version}' slurmctld)," \
   "PyTorch $(chroot "$root" dpkg-query -W -f='${Version}' python3-torch)"
+
+((prepare == 0)) || exit 0
 
 # This machine's name must resolve inside as outside: slurmctld looks up the
 # host a client runs on (srun's, to reach it back) by name.
@@ -160,7 +169,9 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     # The prefix the package installs to, so that --package packs this build.
     cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr -DDDP_TEST_INSTALLED=OFF \
       -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
-    cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
+    # Niced: where two suites run side by side (tests/run-all.sh), the build
+    # of one gives way to the tests of the other.
+    nice -n 10 cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
     if [[ $DDP_BENCH == 1 ]]; then
       exec python3 bench/trainer_bench.py --build /build --repeats "$REPEATS" --out /src/results \
         --name "trainer-$DDP_SUITE"

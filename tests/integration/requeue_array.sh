@@ -4,8 +4,8 @@
 # of that id requeues every task. Slurm's warning to that task must requeue
 # it alone (node 0 names it ARRAYJOBID_TASKID); the other task trains on
 # untouched. (Before, the other task was requeued too.) About a minute of two
-# training tasks: the native pass and the chroots run it, the sanitizer pass
-# does not (label slow).
+# training tasks: the native pass runs it (label unsanitized, and not releases:
+# tests/integration/CMakeLists.txt).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 train=${1:?path to ddp-train}

@@ -10,8 +10,8 @@
 # requeues within the time left, less KillWait and a margin, instead of
 # waiting out RequeueWait (60 s). The job must be requeued (Restarts=1), never
 # end TIMEOUT. (Before: the 60 s wait outlasted the job, which ended TIMEOUT.)
-# About a minute: the native pass and the chroots run it, the sanitizer pass
-# does not (label slow).
+# About a minute: the native pass runs it (label unsanitized, and not
+# releases: tests/integration/CMakeLists.txt).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
