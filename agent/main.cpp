@@ -20,6 +20,7 @@
 #include "ddp/base/version.hpp"
 #include "ddp/node/limits.hpp"
 #include "ddp/node/netif.hpp"
+#include "ddp/plan/ports.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "logger.hpp"
 #include "workers/worker_group.hpp"
@@ -126,8 +127,13 @@ Status standalone_plan(const Options& o, agent::AgentSpec& config) {
   plan.mode = Mode::Cpu;
   plan.nproc = plan.world_size = o.nproc;
   plan.master_addr = o.master_addr;
-  plan.master_port = o.master_port ? o.master_port : ddp::free_port(o.master_addr);
-  if (plan.master_port == 0) return fail("no free TCP port on " + o.master_addr + "; give one with --master-port");
+  // Without --master-port, a search through the default PortRange (outside
+  // the kernel's ephemeral ports) from a slot of this process's own, claimed
+  // as a Slurm step's is: a port the kernel hands out for bind(0) is one any
+  // outgoing connection may take before PyTorch binds it (seen with 16,384
+  // simulated connections beside integration.hang: EADDRINUSE in TCPStore).
+  plan.step_id = std::uint32_t(getpid());
+  plan.master_port = o.master_port ? o.master_port : ddp::derive_port(plan.port_range, 0, plan.step_id, 0);
   plan.max_restarts = o.max_restarts;
   plan.verbose = o.verbose;
   config.standalone = true;

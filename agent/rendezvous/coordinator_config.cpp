@@ -27,13 +27,11 @@ CoordinatorConfig CoordinatorConfig::for_plan(const NodePlan& plan, std::string 
       cc.setup_error = "MasterInterface=" + plan.master_interface + " from the site config: node 0 (" + host +
                        "): " + addr.error() + "; fix the site config or the node's network";
   }
-  if (standalone)
-    cc.claim_master_port = [addr = cc.master_addr, first = plan.master_port,
-                            fixed = plan.master_port_fixed](std::uint32_t attempt) {
-      const std::uint16_t port = attempt == 0 || fixed ? first : free_port(addr);
-      return claim_first_free("MASTER_PORT", {port, port}, {port}, addr, fixed);
+  if (standalone && plan.master_port_fixed)  // --master-port: that port alone
+    cc.claim_master_port = [addr = cc.master_addr, port = plan.master_port](std::uint32_t) {
+      return claim_first_free("MASTER_PORT", {port, port}, {port}, addr, true);
     };
-  else
+  else  // a step's, or a standalone agent's slot (its pid) in the default range
     cc.claim_master_port = [plan, addr = cc.master_addr](std::uint32_t attempt) {
       return claim_first_free("MASTER_PORT", plan.port_range, master_port_candidates(plan, attempt), addr,
                               plan.master_port_fixed);

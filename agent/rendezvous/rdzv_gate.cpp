@@ -161,6 +161,7 @@ void RdzvGate::on_accept() {
       --pending_;
       continue;
     }
+    waiting_.add(id, peer.address);
     peer.conn->send(rdzv::Challenge{rdzv::kProtocolVersion, kVersion, config_.run_id, peer.server_nonce}.to_message());
   }
   shed_excess();  // the batch's: accept4() returned EAGAIN, or the batch is full
@@ -177,22 +178,34 @@ void RdzvGate::on_accept() {
 // younger, accepting pauses until there is room, and the loop reads their
 // answers (16,384 simulated nodes connecting at once were otherwise shed
 // before their answers were read, again and again). Once per batch of
-// accepts, one pass over the peers and a heap: a pass per victim was
-// quadratic there too (bench/scale_light.py).
+// accepts: a look at the oldest waiting connection when each has an address
+// of its own, else one pass over the waiting ones and a heap. (A pass per
+// victim was quadratic; a pass over every peer per batch, authenticated
+// ones included, was most of node 0's CPU at 16,384 nodes:
+// bench/scale_light.py.)
 void RdzvGate::shed_excess() {
-  if (pending_ <= max_pending_) return;
+  if (waiting_.size() <= max_pending_) return;
+  const std::string why = "more than " + std::to_string(max_pending_) + " unauthenticated connections at once";
+  const auto old_enough = Clock::now() - shed_after_;
+  if (waiting_.one_per_address()) {  // no heap needed: the oldest first, once it had its time
+    while (waiting_.size() > max_pending_) {
+      const auto it = peers_.find(*waiting_.oldest());
+      if (it->second.accepted > old_enough) return pause_accepting(true);  // the rest are younger still
+      const Peer& p = it->second;
+      refuse(it->first, "shed",
+             "rendezvous: shed " + p.remote + ", the oldest of 1 unauthenticated connection(s) from " + p.address +
+                 " (" + why + ")",
+             why);
+    }
+    return;
+  }
   std::map<std::string, std::deque<std::uint64_t>> by_address;  // oldest first; copies: a shed peer is erased
-  std::size_t live = 0;
-  for (const auto& [id, p] : peers_)
-    if (!p.node && !p.closing) ++live, by_address[p.address].push_back(id);
-  if (live <= max_pending_) return;
+  for (const auto& [id, address] : waiting_.by_age()) by_address[address].push_back(id);
   // The busiest address first; of equally busy ones, the one with the oldest
   // connection: (count, minus its oldest id, address), largest on top.
   std::priority_queue<std::tuple<std::size_t, std::int64_t, std::string>> busiest;
   for (const auto& [address, ids] : by_address) busiest.emplace(ids.size(), -std::int64_t(ids.front()), address);
-  const std::string why = "more than " + std::to_string(max_pending_) + " unauthenticated connections at once";
-  const auto old_enough = Clock::now() - shed_after_;
-  std::size_t excess = live - max_pending_;
+  std::size_t excess = waiting_.size() - max_pending_;
   for (; excess > 0 && !busiest.empty(); --excess) {
     const auto [n, oldest, address] = busiest.top();
     auto& ids = by_address[address];
@@ -210,21 +223,11 @@ void RdzvGate::shed_excess() {
 }
 
 bool RdzvGate::shed_one(const std::string& why) {
-  std::map<std::string_view, std::size_t> per_address;
-  for (const auto& [id, p] : peers_)
-    if (!p.node && !p.closing) ++per_address[p.address];
-  // The busiest address, then its oldest connection (ids grow with time).
-  std::optional<std::uint64_t> victim;
-  std::size_t most = 0;
-  for (const auto& [id, p] : peers_) {
-    if (p.node || p.closing) continue;
-    const std::size_t n = per_address[p.address];
-    if (n > most) most = n, victim = id;
-  }
+  const auto victim = waiting_.oldest_of_busiest();
   if (!victim) return false;
   const auto& p = peers_[*victim];
   refuse(*victim, "shed",
-         "rendezvous: shed " + p.remote + ", the oldest of " + std::to_string(most) +
+         "rendezvous: shed " + p.remote + ", the oldest of " + std::to_string(waiting_.count(p.address)) +
              " unauthenticated connection(s) from " + p.address + " (" + why + ")",
          why);
   return true;
@@ -243,7 +246,7 @@ void RdzvGate::pause_accepting(bool until_room) {
 void RdzvGate::refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why) {
   const auto it = peers_.find(id);
   if (it == peers_.end()) return;
-  it->second.closing = true;
+  set_closing(id, it->second);
   strangers_.note(kind, line);
   close_peer(id, why);
 }
@@ -263,6 +266,7 @@ void RdzvGate::on_close(std::uint64_t id, const std::string& why) {
                     "rendezvous: closed " + it->second.remote + " before it authenticated: " + why);
   graveyard_.push_back(std::move(it->second.conn));
   peers_.erase(it);
+  waiting_.remove(id);
   if (!node) --pending_;
   if (node) events_.on_close(*node, id, why);
 }
@@ -274,7 +278,7 @@ void RdzvGate::on_message(std::uint64_t id, const rdzv::Message& m) {
   if (!peer.node) {
     if (m.verb == "RESPONSE") return handle_response(id, peer, m);
     if (m.verb == "ELSEWHERE") {  // another step's agent looking for its own rendezvous (rdzv_messages.hpp)
-      peer.closing = true;
+      set_closing(id, peer);
       return close_peer(id, "another step's agent");
     }
     return refuse(id, "spoke before authenticating",
@@ -299,12 +303,13 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
     spdlog::warn("rendezvous: refused {}: {}", peer.remote, *reason);
     // Closing by id: a failed send closes the peer and erases it (on_close),
     // so `peer` must not be touched after the send.
-    peer.closing = true;
+    set_closing(id, peer);
     peer.conn->send(rdzv::Refused{*reason}.to_message());
     return close_peer(id, "duplicate node");
   }
   peer.node = r->node;
   --pending_;
+  waiting_.remove(id);
   peer.conn->trust();
   events_.admitted(r->node, id);
   peer.conn->send(
@@ -316,7 +321,7 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
 // is told why, and so is the job (events_.mismatch).
 void RdzvGate::refuse_version(std::uint64_t id, Peer& peer, const rdzv::Response& response) {
   const auto why = rdzv::refusal_for_version(response.node, "from " + peer.address, response);
-  peer.closing = true;
+  set_closing(id, peer);
   peer.conn->send(rdzv::Refused{why}.to_message());
   close_peer(id, "another protocol version");
   events_.mismatch(response.node, why);
@@ -346,7 +351,12 @@ bool RdzvGate::serves(std::uint64_t peer, std::uint32_t node) const {
 }
 
 void RdzvGate::mark_closing(std::uint64_t peer) {
-  if (const auto it = peers_.find(peer); it != peers_.end()) it->second.closing = true;
+  if (const auto it = peers_.find(peer); it != peers_.end()) set_closing(peer, it->second);
+}
+
+void RdzvGate::set_closing(std::uint64_t id, Peer& peer) {
+  peer.closing = true;
+  waiting_.remove(id);  // no longer one to shed or time out
 }
 
 void RdzvGate::tick() {
@@ -360,8 +370,10 @@ void RdzvGate::tick() {
   next_scan_ = now + kScanEvery;
   shed_excess();  // young connections paused accepting: some may be old enough now
   std::vector<std::uint64_t> late;
-  for (const auto& [id, p] : peers_)
-    if (!p.node && !p.closing && now > p.deadline) late.push_back(id);
+  for (const auto& [id, address] : waiting_.by_age()) {  // oldest first: their deadlines come in order
+    if (now <= peers_[id].deadline) break;
+    late.push_back(id);
+  }
   for (const auto id : late)
     refuse(id, "timed out",
            "rendezvous: dropped " + peers_[id].remote + ": no authentication within " +

@@ -19,6 +19,7 @@
 #include "ddp/wire/rdzv_messages.hpp"
 #include "event_loop.hpp"
 #include "rendezvous/connection.hpp"
+#include "rendezvous/pending_index.hpp"
 
 namespace ddp::agent {
 
@@ -111,6 +112,8 @@ class RdzvGate {
   // ones; false when none is pending.
   bool shed_one(const std::string& why);
   void shed_excess();  // past max_pending: the oldest of the busiest addresses
+  // We closed it and said why (on_close() need not), or will: no longer waiting.
+  void set_closing(std::uint64_t id, Peer& peer);
   void pause_accepting(bool until_room);
 
   EventLoop& loop_;
@@ -120,6 +123,7 @@ class RdzvGate {
   std::uint16_t port_ = 0;
   std::map<std::uint64_t, Peer> peers_;
   std::size_t pending_ = 0;  // peers_ without a node: not authenticated (yet)
+  PendingIndex waiting_;     // those of them not closing: the ones to shed or time out
   static constexpr std::chrono::milliseconds kScanEvery{100};
   Clock::time_point next_scan_{};  // tick()'s next look for late handshakes
   std::vector<std::unique_ptr<Connection>> graveyard_;  // closed in callbacks, destroyed in tick()

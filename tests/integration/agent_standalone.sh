@@ -13,4 +13,22 @@ rm -f /tmp/agent-err.$$
 # The seeds' style of script (DistributedSampler, DDP, Fashion-MNIST), unmodified.
 out=$(timeout 120 "$agent" --nproc 2 -- /usr/bin/python3 "$src/examples/train_fashion_mnist.py" --epochs 1)
 grep -q 'epoch 1/1: test accuracy 0\.[7-9]' <<<"$out" || { echo "$out"; echo "FAIL: standalone training"; exit 1; }
-echo "PASS: standalone agent runs torch workers"
+# MASTER_PORT never from the kernel's ephemeral ports, which any outgoing
+# connection may take before TCPStore binds it (seen beside 16,384 simulated
+# connections: EADDRINUSE in TCPStore): in a network namespace whose
+# ephemeral range is 40000-40999, the port is one of the default PortRange.
+# (Before: the kernel's pick for bind(0), from 40000-40999.)
+out=$(timeout 60 unshare --net /usr/bin/python3 - "$agent" <<'PY' 2>&1
+import subprocess, sys
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+with open("/proc/sys/net/ipv4/ip_local_port_range", "w") as f:
+    f.write("40000 40999")
+r = subprocess.run([sys.argv[1], "--nproc", "1", "--", "/bin/sh", "-c", 'echo "port=$MASTER_PORT"'],
+                   capture_output=True, text=True, timeout=30)
+print(r.stdout + r.stderr + "rc=%d" % r.returncode)
+PY
+) || true
+port=$(sed -n 's/.*port=\([0-9]*\)$/\1/p' <<<"$out")
+[[ $out == *rc=0* && -n $port ]] && ((port >= 20000 && port <= 29999)) ||
+  { echo "$out"; echo "FAIL: the standalone MASTER_PORT should come from PortRange 20000-29999, not the ephemeral 40000-40999"; exit 1; }
+echo "PASS: standalone agent runs torch workers; MASTER_PORT $port, outside the ephemeral ports"

@@ -25,6 +25,7 @@
 #include "duties/hang_watch.hpp"
 #include "duties/requeue.hpp"
 #include "rendezvous/coordinator.hpp"
+#include "rendezvous/pending_index.hpp"
 #include "rendezvous/rdzv_client.hpp"
 #include "suites.hpp"
 
@@ -785,6 +786,36 @@ START_TEST(one_connection_per_address_is_given_time_to_answer) {
 }
 END_TEST
 
+// The gate's waiting connections, by age and by address: what shedding and
+// the handshake deadline look through instead of every peer.
+START_TEST(the_waiting_connections_are_kept_by_age_and_counted_by_address) {
+  ddp::agent::PendingIndex w;
+  ck_assert(w.empty() && w.one_per_address() && !w.oldest() && !w.oldest_of_busiest());
+  w.add(7, "10.0.0.7");
+  w.add(3, "10.0.0.3");
+  w.add(9, "10.0.0.9");
+  ck_assert(w.one_per_address());      // a large step's nodes: one each
+  ck_assert_uint_eq(*w.oldest(), 3);   // the smallest id came first
+  w.add(12, "10.0.0.9");
+  w.add(15, "10.0.0.9");
+  ck_assert(!w.one_per_address());     // a flood from one address
+  ck_assert_uint_eq(w.count("10.0.0.9"), 3);
+  ck_assert_uint_eq(*w.oldest_of_busiest(), 9);  // the busiest address pays, its oldest first
+  w.add(15, "10.0.0.9");               // twice is once
+  ck_assert_uint_eq(w.size(), 5);
+  w.remove(12);
+  w.remove(12);                        // authenticated, then closed: removed once
+  w.remove(15);
+  ck_assert(w.one_per_address());
+  ck_assert_uint_eq(w.count("10.0.0.9"), 1);
+  ck_assert_uint_eq(*w.oldest_of_busiest(), 3);  // all equal: the oldest
+  w.remove(3);
+  ck_assert_uint_eq(*w.oldest(), 7);
+  ck_assert_uint_eq(w.by_age().size(), 2);
+  ck_assert_uint_eq(w.count("10.0.0.3"), 0);
+}
+END_TEST
+
 // Descriptors run out before the pending limit is reached (node 0 holding many
 // nodes' sockets): accept() fails with EMFILE, and the oldest stranger is shed
 // so that the real agent is accepted at once, not after the handshake timeout.
@@ -1141,6 +1172,7 @@ Suite* agent_suite() {
        a_node_of_another_version_ends_the_rendezvous_naming_both, the_client_answers_another_version_and_names_both,
        malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
        one_connection_per_address_is_given_time_to_answer,
+       the_waiting_connections_are_kept_by_age_and_counted_by_address,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
        requeue_runs_scontrol_and_reports_its_answer, a_chatty_command_never_holds_the_loop,
        the_requeue_wait_ends_before_the_job_does,

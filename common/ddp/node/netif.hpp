@@ -27,8 +27,9 @@ Result<std::string> interface_address(const std::string& name);
 // PyTorch's TCPStore binds). A port another process listens on is not free.
 Result<bool> tcp_port_free(const std::string& ipv4_address, std::uint16_t port);
 
-// A TCP port free on `ipv4_address` right now, as the kernel picks one
-// (standalone runs, like torchrun --standalone). 0 when none could be found.
+// A TCP port free on `ipv4_address` right now, as the kernel picks one: an
+// ephemeral port, which any outgoing connection may take the next moment, so
+// never a MASTER_PORT (tests' own listeners only). 0 when none could be found.
 std::uint16_t free_port(const std::string& ipv4_address);
 
 }  // namespace ddp
