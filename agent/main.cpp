@@ -67,7 +67,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   auto* nproc_opt = app.add_option("--nproc", o.nproc, "Workers to start on this machine (standalone)")
                         ->check(CLI::Range(1u, std::uint32_t(kMaxWorkersPerNode)));
   app.add_option("--master-addr", o.master_addr, "MASTER_ADDR for the workers (standalone)")->capture_default_str();
-  app.add_option("--master-port", o.master_port, "MASTER_PORT (standalone; default: a free port)");
+  app.add_option("--master-port", o.master_port, "MASTER_PORT (standalone; default: a free port of 20000-29999)");
   app.add_option("--max-restarts", o.max_restarts, "Restart all workers up to N times after a failure")
       ->check(CLI::Range(0u, std::uint32_t(kMaxRestarts)));
   auto* grace_opt = app.add_option("--grace", o.grace_s, "Seconds between SIGTERM and SIGKILL when stopping workers")
