@@ -190,6 +190,10 @@ void RdzvGate::shed_excess() {
   if (waiting_.one_per_address()) {  // no heap needed: the oldest first, once it had its time
     while (waiting_.size() > max_pending_) {
       const auto it = peers_.find(*waiting_.oldest());
+      if (it == peers_.end()) {  // cannot happen: on_close() takes it out of both
+        waiting_.remove(*waiting_.oldest());
+        continue;
+      }
       if (it->second.accepted > old_enough) return pause_accepting(true);  // the rest are younger still
       const Peer& p = it->second;
       refuse(it->first, "shed",
@@ -245,7 +249,7 @@ void RdzvGate::pause_accepting(bool until_room) {
 
 void RdzvGate::refuse(std::uint64_t id, const char* kind, const std::string& line, const std::string& why) {
   const auto it = peers_.find(id);
-  if (it == peers_.end()) return;
+  if (it == peers_.end()) return waiting_.remove(id);
   set_closing(id, it->second);
   strangers_.note(kind, line);
   close_peer(id, why);
@@ -371,8 +375,9 @@ void RdzvGate::tick() {
   shed_excess();  // young connections paused accepting: some may be old enough now
   std::vector<std::uint64_t> late;
   for (const auto& [id, address] : waiting_.by_age()) {  // oldest first: their deadlines come in order
-    if (now <= peers_[id].deadline) break;
-    late.push_back(id);
+    const auto it = peers_.find(id);
+    if (it != peers_.end() && now <= it->second.deadline) break;
+    late.push_back(id);  // (one not found: refuse() drops it from the index)
   }
   for (const auto id : late)
     refuse(id, "timed out",
