@@ -5,11 +5,11 @@
 # again with sanitizers and run the unit, fuzz and the sanitized cluster tests
 # there (tests/sanitize.sh); build and run the tests labelled releases inside
 # a Debian 13 chroot (Slurm 24.11, PyTorch 2.6) and a Debian unstable one
-# (Slurm 26.05), side by side (tests/chroot/run.sh); then build the Debian
-# package, install it with dpkg, run every cluster and integration test
-# against the installed files (not the build tree), then remove, reinstall,
-# upgrade from an older release and purge it on a real cluster
-# (tests/package/lifecycle.sh). Where each test runs: the labels at the end
+# (Slurm 26.05), side by side (tests/chroot/run.sh), while the Debian
+# package is built at the lowest priority; then install it with dpkg, run
+# every cluster and integration test against the installed files (not the
+# build tree), then remove, reinstall, upgrade from an older release and
+# purge it on a real cluster (tests/package/lifecycle.sh). Where each test runs: the labels at the end
 # of tests/integration/CMakeLists.txt. Each step's time is printed as it ends
 # and all of them at the end.
 # Needs root: dpkg, and the test clusters use network namespaces.
@@ -94,6 +94,23 @@ run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh, its lines prefixe
   DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@" 2>&1 | sed -u "s/^/$suite| /"
   return "${PIPESTATUS[0]}"
 }
+# Meanwhile, at the lowest priority, the packages: this release's .deb and
+# source RPM, built and linted, and the older release's .deb for the upgrade
+# and rolling-upgrade tests: 1d2248e, the last one whose drop-in named the
+# plugin itself and whose agents speak rendezvous protocol 3. They take the
+# CPU the chroots' tests leave (most of a cluster test is waiting on Slurm).
+old_release=1d2248e
+git cat-file -e "$old_release^{commit}" 2>/dev/null ||
+  { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
+build_packages() {
+  packaging/build-deb.sh
+  packaging/build-rpm.sh --source-only
+  rm -rf build-old && mkdir -p build-old/src
+  git archive "$old_release" | tar -x -C build-old/src
+  BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
+}
+(renice -n 19 -p "$BASHPID" >/dev/null; build_packages) >"$chroots/packages.log" 2>&1 &
+packages_pid=$!
 run_suite trixie --package -L 'unit|releases' &
 trixie_pid=$!
 run_suite sid -L 'unit|releases' &
@@ -116,17 +133,8 @@ if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok inst
   dpkg --purge slurm-ddp >/dev/null
 fi
 step "packages"
-packaging/build-deb.sh
-packaging/build-rpm.sh --source-only
-# The older release for the upgrade and rolling-upgrade tests: 1d2248e, the
-# last one whose drop-in named the plugin itself and whose agents speak
-# rendezvous protocol 3 (about 2 minutes to build, once).
-old_release=1d2248e
-git cat-file -e "$old_release^{commit}" 2>/dev/null ||
-  { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
-rm -rf build-old && mkdir -p build-old/src
-git archive "$old_release" | tar -x -C build-old/src
-BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
+wait "$packages_pid" || { cat "$chroots/packages.log" >&2; echo "run-all: building the packages failed" >&2; exit 1; }
+cat "$chroots/packages.log"
 old_deb=$(ls build-old/build/slurm-ddp_*.deb)
 step "the installed package's tests"
 dpkg -i build-deb/slurm-ddp_*.deb
