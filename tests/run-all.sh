@@ -5,7 +5,7 @@
 # again with sanitizers and run the unit, fuzz and the sanitized cluster tests
 # there (tests/sanitize.sh); build and run the tests labelled releases inside
 # a Debian 13 chroot (Slurm 24.11, PyTorch 2.6) and a Debian unstable one
-# (Slurm 26.05), side by side (tests/chroot/run.sh), while the Debian
+# (Slurm 26.05) (tests/chroot/run.sh), while the Debian
 # package is built at the lowest priority; then install it with dpkg, run
 # every cluster and integration test against the installed files (not the
 # build tree), then remove, reinstall, upgrade from an older release and
@@ -76,10 +76,10 @@ tests/sanitize.sh
 # Current Slurm on real daemons: the tests labelled releases (and the unit
 # tests) inside a Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and
 # libraries, where the plugin takes its 23.11+ launch path, then its .deb,
-# packed from that build, installed and tested there; and inside a Debian
-# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). The two run
-# side by side: their clusters share nothing (tests/chroot/run.sh), and each
-# one's build is niced below the other's tests.
+# packed from that build, installed and tested there; then inside a Debian
+# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). One after
+# the other: side by side, their CPU-bound tests (PyTorch's start-up) took as
+# long as in turn, some four times their time alone (2026-11-27).
 step "Debian 13 and unstable chroots"
 for i in "${!prepare_pids[@]}"; do
   wait "${prepare_pids[i]}" || {
@@ -88,11 +88,10 @@ for i in "${!prepare_pids[@]}"; do
     exit 1
   }
 done
-run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh, its lines prefixed by SUITE
+run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh in the chroot made above
   local suite=$1
   shift
-  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@" 2>&1 | sed -u "s/^/$suite| /"
-  return "${PIPESTATUS[0]}"
+  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@"
 }
 # Meanwhile, at the lowest priority, the packages: this release's .deb and
 # source RPM, built and linted, and the older release's .deb for the upgrade
@@ -111,14 +110,8 @@ build_packages() {
 }
 (renice -n 19 -p "$BASHPID" >/dev/null; build_packages) >"$chroots/packages.log" 2>&1 &
 packages_pid=$!
-run_suite trixie --package -L 'unit|releases' &
-trixie_pid=$!
-run_suite sid -L 'unit|releases' &
-sid_pid=$!
-suites_status=0
-wait "$trixie_pid" || suites_status=1
-wait "$sid_pid" || suites_status=1
-((suites_status == 0)) || { echo "run-all: a chroot's tests failed (above, prefixed trixie| or sid|)" >&2; exit 1; }
+run_suite trixie --package -L 'unit|releases'
+run_suite sid -L 'unit|releases'
 
 # The package, as a site installs it. A slurm-ddp already installed is a
 # site's or a run that was killed before its purge (the stop CI of 27d255f

@@ -169,8 +169,7 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     # The prefix the package installs to, so that --package packs this build.
     cmake -S . -B /build -DDDP_WERROR=ON -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr -DDDP_TEST_INSTALLED=OFF \
       -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
-    # Niced: where two suites run side by side (tests/run-all.sh), the build
-    # of one gives way to the tests of the other.
+    # Niced: the build gives way to the tests of whatever runs beside it.
     nice -n 10 cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
     if [[ $DDP_BENCH == 1 ]]; then
       exec python3 bench/trainer_bench.py --build /build --repeats "$REPEATS" --out /src/results \
