@@ -69,7 +69,8 @@ else
 fi
 
 # The sanitizer build (clang, ASan + UBSan): unit tests, 30 s of libFuzzer per
-# fuzz target, every cluster and integration test; clean or red.
+# fuzz target, the cluster and integration tests not labelled unsanitized;
+# clean or red.
 step "sanitizers"
 tests/sanitize.sh
 
@@ -97,7 +98,7 @@ run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh in the chroot made
 # source RPM, built and linted, and the older release's .deb for the upgrade
 # and rolling-upgrade tests: 1d2248e, the last one whose drop-in named the
 # plugin itself and whose agents speak rendezvous protocol 3. They take the
-# CPU the chroots' tests leave (most of a cluster test is waiting on Slurm).
+# CPU the chroots' builds and tests leave (8 minutes in turn, 2026-11-27).
 old_release=1d2248e
 git cat-file -e "$old_release^{commit}" 2>/dev/null ||
   { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
