@@ -5,8 +5,9 @@
 # again with sanitizers and run the unit, fuzz and the sanitized cluster tests
 # there (tests/sanitize.sh); build and run the tests labelled releases inside
 # a Debian 13 chroot (Slurm 24.11, PyTorch 2.6) and a Debian unstable one
-# (Slurm 26.05) (tests/chroot/run.sh), while the Debian
-# package is built at the lowest priority; then install it with dpkg, run
+# (Slurm 26.05) (tests/chroot/run.sh), while the older release's Debian
+# package is built at the lowest priority; then install this release's
+# package, packed from the first build, with dpkg, run
 # every cluster and integration test against the installed files (not the
 # build tree), then remove, reinstall, upgrade from an older release and
 # purge it on a real cluster (tests/package/lifecycle.sh). Where each test runs: the labels at the end
@@ -49,7 +50,9 @@ for suite in trixie sid; do
   prepare_pids+=($!)
 done
 step "build, unit tests and lint"
-cmake -S . -B build -DDDP_WERROR=ON -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=OFF >/dev/null
+# The prefix the package installs to, so that the package step packs this
+# build as it is (build-deb.sh there only drops the tests and the CUDA parts).
+cmake -S . -B build -DDDP_WERROR=ON -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=OFF -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j"$(nproc)"
 ctest --test-dir build --output-on-failure -L "unit|lint"
 
@@ -68,11 +71,20 @@ else
   echo "run-all: no CUDA toolkit in /usr/local/cuda: the GPU kit is neither built nor checked on this machine" >&2
 fi
 
-# The sanitizer build (clang, ASan + UBSan): unit tests, 30 s of libFuzzer per
-# fuzz target, the cluster and integration tests not labelled unsanitized;
-# clean or red.
+# This release's packages: the .deb packed from the build above (a second
+# build of the same sources took 5-8 minutes of CI, 2026-11-27), and the
+# source RPM; each linted.
+step "this release's packages"
+BUILD_DIR=$PWD/build packaging/build-deb.sh
+packaging/build-rpm.sh --source-only
+deb=$(ls build/slurm-ddp_*.deb)
+
+# The sanitizer build (clang, ASan + UBSan): unit tests, 10 s of libFuzzer per
+# fuzz target (the committed inputs replayed with the unit tests; long
+# campaigns by hand: DDP_FUZZ_SECONDS), the cluster and integration tests not
+# labelled unsanitized; clean or red.
 step "sanitizers"
-tests/sanitize.sh
+DDP_FUZZ_SECONDS=10 tests/sanitize.sh
 
 # Current Slurm on real daemons: the tests labelled releases (and the unit
 # tests) inside a Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and
@@ -94,23 +106,20 @@ run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh in the chroot made
   shift
   DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@"
 }
-# Meanwhile, at the lowest priority, the packages: this release's .deb and
-# source RPM, built and linted, and the older release's .deb for the upgrade
+# Meanwhile, at the lowest priority, the older release's .deb for the upgrade
 # and rolling-upgrade tests: 1d2248e, the last one whose drop-in named the
-# plugin itself and whose agents speak rendezvous protocol 3. They take the
-# CPU the chroots' builds and tests leave (8 minutes in turn, 2026-11-27).
+# plugin itself and whose agents speak rendezvous protocol 3. It takes the
+# CPU the chroots' builds and tests leave.
 old_release=1d2248e
 git cat-file -e "$old_release^{commit}" 2>/dev/null ||
   { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
-build_packages() {
-  packaging/build-deb.sh
-  packaging/build-rpm.sh --source-only
+build_old_release() {
   rm -rf build-old && mkdir -p build-old/src
   git archive "$old_release" | tar -x -C build-old/src
   BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
 }
-(renice -n 19 -p "$BASHPID" >/dev/null; build_packages) >"$chroots/packages.log" 2>&1 &
-packages_pid=$!
+(renice -n 19 -p "$BASHPID" >/dev/null; build_old_release) >"$chroots/old-release.log" 2>&1 &
+old_release_pid=$!
 run_suite trixie --package -L 'unit|releases'
 run_suite sid -L 'unit|releases'
 
@@ -126,16 +135,18 @@ if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok inst
   echo "run-all: CI: purging the slurm-ddp $(dpkg-query -W -f='${Version}' slurm-ddp) already installed on this machine" >&2
   dpkg --purge slurm-ddp >/dev/null
 fi
-step "packages"
-wait "$packages_pid" || { cat "$chroots/packages.log" >&2; echo "run-all: building the packages failed" >&2; exit 1; }
-cat "$chroots/packages.log"
+step "the older release's package"
+wait "$old_release_pid" || { cat "$chroots/old-release.log" >&2; echo "run-all: building the older release's package failed" >&2; exit 1; }
+cat "$chroots/old-release.log"
 old_deb=$(ls build-old/build/slurm-ddp_*.deb)
 step "the installed package's tests"
-dpkg -i build-deb/slurm-ddp_*.deb
+dpkg -i "$deb"
 purge_on_exit=1
 # What a user sees first: the options in the installed man page.
 man -P cat spank-ddp 2>/dev/null | grep -q -- '--ddp-gpus' || { echo "run-all: man spank-ddp shows no options" >&2; exit 1; }
-cmake -S . -B build -DDDP_TEST_INSTALLED=ON >/dev/null
+# (build-deb.sh left the tests out of the build's configuration: back in;
+# their programs were built in the first step.)
+cmake -S . -B build -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=ON >/dev/null
 # Every cluster and integration test: the one pass that runs them all.
 ctest --test-dir build --output-on-failure -LE "unit|lint"
 cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null
@@ -146,4 +157,4 @@ tests/package/mixed_versions.sh build-old/build/spank/spank_ddp.so build-old/bui
   /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent
 # Removal, reinstall, upgrade from the older release and purge, on a real
 # cluster whose plugstack.conf is Debian's (ends with the package purged).
-tests/package/lifecycle.sh build-deb/slurm-ddp_*.deb "$old_deb"
+tests/package/lifecycle.sh "$deb" "$old_deb"
