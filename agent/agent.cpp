@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "agent_impl.hpp"
@@ -56,7 +57,8 @@ Agent::Agent(AgentSpec spec)
       requeue_(spec_.plan, spec_.standalone),
       bad_nodes_(spec_.plan.bad_node_report),
       preflight_(loop_, self_binary()),
-      report_(spec_.plan, spec_.standalone) {
+      report_(spec_.plan, spec_.standalone),
+      time_limit_(spec_.plan, spec_.standalone) {
   attempt_.layout = planned_layout(spec_.plan);
 }
 
@@ -297,6 +299,7 @@ Status Agent::serve() {
     tick_stopping();
     if (coordinator_) tick_taken_out();
     report_.tick();
+    time_limit_.tick(std::time(nullptr));
     tick_hang_watch();
     tick_health_check();
     tick_load_watch();

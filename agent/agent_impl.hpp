@@ -19,6 +19,7 @@
 #include "duties/load_watch.hpp"
 #include "duties/preflight_checks.hpp"
 #include "duties/requeue.hpp"
+#include "duties/time_limit_watch.hpp"
 #include "event_loop.hpp"
 #include "lifecycle.hpp"
 #include "rendezvous/coordinator.hpp"
@@ -101,6 +102,7 @@ class Agent {
   BadNodeReporter bad_nodes_;  // node 0: to the site's BadNodeHook
   PreflightChecks preflight_;  // node 0's CHECKCPU and CHECKNET, and the transfers to this node, before attempt 0
   JobReport report_;  // node 0: why Slurm stopped the step; the verdict in the job's Comment
+  TimeLimitWatch time_limit_;  // node 0: the job's time limit, said while srun still listens
   Lifecycle life_;  // the state and what goes with it (lifecycle.hpp)
   bool output_paused_ = false;  // the workers' pipes are out of the loop: their output is held
 };

@@ -1,6 +1,8 @@
 // Failure classes (wire/failure_class.hpp) and the cgroup facts they use
 // (node/cgroup.hpp), on values: v1 and v2 files as the kernel writes them.
+#include <chrono>
 #include <csignal>
+#include <ctime>
 #include <string>
 
 #include "ddp/node/cgroup.hpp"
@@ -8,6 +10,7 @@
 #include "ddp/wire/failure_class.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "duties/job_report.hpp"
+#include "duties/time_limit_watch.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
@@ -175,9 +178,25 @@ START_TEST(slurm_stops_are_told_apart) {
 }
 END_TEST
 
+START_TEST(the_time_limit_is_said_before_it_comes) {
+  using ddp::agent::end_time_from_env;
+  ck_assert(end_time_from_env("1795000000") == std::time_t(1795000000));
+  ck_assert(!end_time_from_env(nullptr));
+  ck_assert(!end_time_from_env(""));
+  ck_assert(!end_time_from_env("0"));  // no limit
+  ck_assert(!end_time_from_env("soon"));
+  ck_assert(!end_time_from_env("-5"));
+  const auto text = ddp::agent::time_limit_warning("12", std::chrono::seconds(45));
+  CK_CONTAINS(text, "job 12 reaches its time limit in 45 s");
+  CK_CONTAINS(text, "--time");
+  CK_CONTAINS(text, "--ddp-requeue");
+}
+END_TEST
+
 Suite* failure_class_suite() {
   return make_suite("failure_class", {workers_are_classed_by_exit_and_stderr, the_class_decides_restart_and_blame,
                                       failures_without_a_class_get_their_kinds, the_class_travels_in_fail_and_done,
                                       cgroup_dirs_on_v1_and_v2, cgroup_counters_on_v1_and_v2,
-                                      the_verdict_goes_after_the_users_comment, slurm_stops_are_told_apart});
+                                      the_verdict_goes_after_the_users_comment, slurm_stops_are_told_apart,
+                                      the_time_limit_is_said_before_it_comes});
 }
