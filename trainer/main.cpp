@@ -18,8 +18,10 @@ using ddp::train::TrainOptions;
 
 // Returns --hidden, whose count tells an empty list from none given.
 CLI::Option* add_model_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("--model", o.model, "mlp (classifier, cross-entropy), ae (autoencoder, MSE), linear (regression)")
-      ->check(CLI::IsMember({"mlp", "ae", "linear"}))
+  app.add_option("--model", o.model,
+                 "mlp (classifier, cross-entropy), ae (autoencoder, MSE), linear (regression), cnn (PyTorch's "
+                 "MNIST example: 2 convolutions, max pooling, dropout, 2 linear layers; 28x28 images)")
+      ->check(CLI::IsMember({"mlp", "ae", "linear", "cnn"}))
       ->capture_default_str();
   auto* hidden = app.add_option("--hidden", o.hidden,
                                 "hidden layer widths, comma separated (default mlp 256,128; ae 128,128,128)")
@@ -41,9 +43,14 @@ void add_training_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--accum-steps", o.accum_steps, "gradient accumulation: micro-batches per optimizer step")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--optimizer", o.optimizer, "sgd (with momentum) or adam (default: adam for ae, else sgd)")
-      ->check(CLI::IsMember({"sgd", "adam"}));
-  app.add_option("--lr", o.lr, "learning rate (default: sgd 0.05, adam 0.001)")->check(CLI::PositiveNumber);
+  app.add_option("--optimizer", o.optimizer,
+                 "sgd (with momentum), adam or adadelta (default: adam for ae, adadelta for cnn, else sgd)")
+      ->check(CLI::IsMember({"sgd", "adam", "adadelta"}));
+  app.add_option("--lr", o.lr, "learning rate (default: sgd 0.05, adam 0.001, adadelta 1.0)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--lr-gamma", o.lr_gamma,
+                 "multiply the learning rate by this after each epoch (PyTorch's StepLR; default: cnn 0.7, else 1)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--momentum", o.momentum, "SGD momentum")->check(CLI::Range(0.0, 1.0))->capture_default_str();
   app.add_option("--seed", o.seed, "initialisation, shuffling and synthetic data")->capture_default_str();
   app.add_flag("!--no-shuffle", o.shuffle, "visit the training rows in order");

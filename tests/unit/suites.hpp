@@ -37,6 +37,7 @@ Suite* binding_suite();
 Suite* trainer_data_suite();
 Suite* trainer_math_suite();
 Suite* trainer_model_suite();
+Suite* trainer_cnn_suite();
 Suite* trainer_dist_suite();
 Suite* trainer_resume_suite();
 Suite* rdzv_protocol_suite();

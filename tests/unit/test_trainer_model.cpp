@@ -157,7 +157,7 @@ START_TEST(model_spec_defaults_and_errors) {
   auto bad = make_model_spec("linear", {8}, true, 20, 0);
   ck_assert(!bad.ok());
   CK_CONTAINS(bad.error(), "no hidden layers");
-  CK_CONTAINS(make_model_spec("cnn", {}, false, 784, 10).error(), "unknown model");
+  CK_CONTAINS(make_model_spec("rnn", {}, false, 784, 10).error(), "unknown model");
 }
 END_TEST
 
@@ -173,7 +173,7 @@ START_TEST(step_program_steps_and_reads_back_one_step_late) {
   DeviceSplit train{std::size_t(f.batch), 6, f.x.data(), f.labels.data(), nullptr, 0};
   BatchBuffers batch{ops.alloc(std::size_t(f.batch) * 6), ops.alloc_int(std::size_t(f.batch)), nullptr};
   float* grads = ops.alloc(f.layout.total);
-  OptimizerState opt{false, lr, 0.9f, 0.9f, 0.999f, 1e-8f, ops.alloc(f.layout.parameters), nullptr, nullptr};
+  OptimizerState opt{OptimizerKind::sgd, lr, 0.9f, 0.9f, 0.999f, 1e-8f, ops.alloc(f.layout.parameters), nullptr, nullptr};
   auto comm = make_local_collectives(ops);
   // --cuda-graph on a backend that cannot capture: every step runs eagerly.
   StepProgram program(ops, *comm, *f.model, f.layout, train, batch, grads, opt, StepProgram::Shape{4, 2, 1.0f, true});
@@ -181,15 +181,15 @@ START_TEST(step_program_steps_and_reads_back_one_step_late) {
   int* rows = ops.alloc_int(std::size_t(f.batch));
   for (int i = 0; i < f.batch; ++i) rows[i] = i;
 
-  ck_assert(program.run(rows, std::size_t(f.batch), false).ok());
+  ck_assert(program.run(rows, std::size_t(f.batch), false, 0).ok());
   for (std::size_t i = 0; i < expected.size(); ++i)
     ck_assert_msg(std::fabs(f.model->parameters()[i] - expected[i]) < 1e-6f, "parameter %zu: %g, expected %g", i,
                   double(f.model->parameters()[i]), double(expected[i]));
   ck_assert(!readback.post_and_take_previous());  // nothing earlier to read yet
-  ck_assert(program.run(rows, std::size_t(f.batch), true).ok());
+  ck_assert(program.run(rows, std::size_t(f.batch), true, 1).ok());
   const auto first = readback.post_and_take_previous();  // step one's, read after step two was queued
   ck_assert(first && !first->stop && first->loss > 0.5 && first->loss < 2.0);
-  ck_assert(program.run(rows, std::size_t(f.batch), false).ok());  // the second full step: capture refused
+  ck_assert(program.run(rows, std::size_t(f.batch), false, 0).ok());  // the second full step: capture refused
   CK_STR_EQ(program.describe(), "eager");
   const auto second = readback.post_and_take_previous();
   ck_assert(second && second->stop);  // the stop request travelled with step two

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/cnn_kernels.cuh"
 #include "cuda/cuda_context.cuh"
 #include "cuda/cuda_ops.hpp"
 #include "model/kernels.hpp"
@@ -339,6 +340,28 @@ class CudaOps final : public Ops {
           cublasSgemm(ctx_->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out, &one, w, in, dy, out, &zero, dx, in));
   }
 
+  // The CNN's: cuda/cnn_kernels.cu.
+  std::size_t conv_scratch(const ConvShape& s, int max_batch) const override { return cuda::conv_scratch(s, max_batch); }
+  void conv2d_forward(const float* x, const float* w, const float* b, float* y, float* scratch, int batch,
+                      const ConvShape& s) override {
+    cuda::conv2d_forward(stream_, ctx_->cublas, x, w, b, y, scratch, batch, s);
+  }
+  void conv2d_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx,
+                       float* scratch, int batch, const ConvShape& s) override {
+    cuda::conv2d_backward(stream_, ctx_->cublas, x, w, dy, dw, db, dx, scratch, batch, s);
+  }
+  void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) override {
+    cuda::max_pool2_forward(stream_, x, y, where, planes, h, w);
+  }
+  void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) override {
+    cuda::max_pool2_backward(stream_, dy, where, dx, planes, h, w);
+  }
+  void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p,
+                       const DropoutKey& key) override {
+    cuda::dropout_forward(stream_, x, y, mask, rows, width, p, key);
+  }
+  void multiply(float* y, const float* a, const float* b, std::size_t n) override { cuda::multiply(stream_, y, a, b, n); }
+
   void relu_forward(const float* x, float* y, std::size_t n) override {
     if (n == 0) return;
     relu_forward_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(x, y, n);
@@ -387,6 +410,10 @@ class CudaOps final : public Ops {
     if (n == 0) return;
     adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, adam_bias_);
     CUDA_CHECK_LAUNCH();
+  }
+  void adadelta(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
+                float eps) override {
+    cuda::adadelta(stream_, w, sq, acc, g, n, lr, rho, eps);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "model/conv_layers.hpp"
 #include "model/kernels.hpp"
 #include "model/layers.hpp"
 #include "model/ops.hpp"
@@ -96,6 +97,29 @@ class CpuOps final : public Ops {
     cpu::relu_backward(y, dy, dx, n);
   }
 
+  std::size_t conv_scratch(const ConvShape& s, int) const override { return cpu::conv_scratch(s); }
+  void conv2d_forward(const float* x, const float* w, const float* b, float* y, float* scratch, int batch,
+                      const ConvShape& s) override {
+    cpu::conv2d_forward(x, w, b, y, scratch, batch, s);
+  }
+  void conv2d_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx,
+                       float* scratch, int batch, const ConvShape& s) override {
+    cpu::conv2d_backward(x, w, dy, dw, db, dx, scratch, batch, s);
+  }
+  void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) override {
+    cpu::max_pool2_forward(x, y, where, planes, h, w);
+  }
+  void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) override {
+    cpu::max_pool2_backward(dy, where, dx, planes, h, w);
+  }
+  void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p,
+                       const DropoutKey& key) override {
+    cpu::dropout_forward(x, y, mask, rows, width, p, key);
+  }
+  void multiply(float* y, const float* a, const float* b, std::size_t n) override {
+    for (std::size_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+  }
+
   void cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes, float scale,
                      float* loss_acc) override {
     const float loss = cpu::cross_entropy(logits, labels, dlogits, batch, classes);
@@ -128,6 +152,10 @@ class CpuOps final : public Ops {
             float eps, int* step) override {
     const AdamBias bias = adam_bias(beta1, beta2, ++*step);
     for (std::size_t i = 0; i < n; ++i) adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
+  }
+  void adadelta(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
+                float eps) override {
+    for (std::size_t i = 0; i < n; ++i) adadelta_step(w[i], sq[i], acc[i], g[i], lr, rho, eps);
   }
 
  private:

@@ -4,11 +4,14 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 
+#ifndef DDP_HD  // also in model/conv_shape.hpp
 #ifdef __CUDACC__
 #define DDP_HD __host__ __device__
 #else
 #define DDP_HD
+#endif
 #endif
 
 namespace ddp::train {
@@ -40,6 +43,32 @@ DDP_HD inline void adam_step(float& w, float& m, float& v, float g, float lr, fl
   m = beta1 * m + (1.0f - beta1) * g;
   v = beta2 * v + (1.0f - beta2) * g * g;
   w -= lr * (m * bias.c1) / (sqrtf(v * bias.c2) + eps);
+}
+
+// Adadelta (PyTorch's, no weight decay): the running mean of g^2 (sq) and of
+// the squared updates (acc); the update is g scaled by their RMS ratio.
+DDP_HD inline void adadelta_step(float& w, float& sq, float& acc, float g, float lr, float rho, float eps) {
+  sq = rho * sq + (1.0f - rho) * g * g;
+  const float delta = sqrtf(acc + eps) / sqrtf(sq + eps) * g;
+  acc = rho * acc + (1.0f - rho) * delta * delta;
+  w -= lr * delta;
+}
+
+// Dropout's coin for unit `unit` of sample `sample` in layer `layer` at step
+// `round`: a hash (splitmix64's finaliser) of those numbers and the run's
+// seed, not a generator's state. The same sample gets the same mask on any
+// rank, in any micro-batch, on the CPU or the GPU, and after a resume (the
+// round is the global step): 1 rank and N ranks stay equal with dropout on.
+// Returns the scale the unit's value is multiplied by: 0, or 1 / (1 - p).
+DDP_HD inline float dropout_scale(std::uint32_t seed, int layer, int round, int sample, int unit, float p) {
+  std::uint64_t z = std::uint64_t(seed) * 0x9E3779B97F4A7C15ULL + std::uint64_t(std::uint32_t(round)) * 0xD1B54A32D192ED03ULL +
+                    std::uint64_t(std::uint32_t(sample)) * 0xAEF17502108EF2D9ULL +
+                    std::uint64_t(std::uint32_t(layer)) * 0x94D049BB133111EBULL + std::uint64_t(std::uint32_t(unit));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  const float u = float(z >> 40) * (1.0f / 16777216.0f);  // 24 bits: [0, 1)
+  return u < p ? 0.0f : 1.0f / (1.0f - p);
 }
 
 // Softmax cross-entropy of one row of logits z[classes] whose true class is

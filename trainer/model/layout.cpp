@@ -5,8 +5,16 @@
 namespace ddp::train {
 
 ParamLayout plan_layout(const std::vector<int>& dims, std::size_t first_bucket_bytes, std::size_t bucket_bytes) {
+  std::vector<LayerParams> layers;
+  for (std::size_t l = 0; l + 1 < dims.size(); ++l)
+    layers.push_back({std::size_t(dims[l + 1]) * std::size_t(dims[l]), std::size_t(dims[l + 1])});
+  return plan_layout(layers, first_bucket_bytes, bucket_bytes);
+}
+
+ParamLayout plan_layout(const std::vector<LayerParams>& params, std::size_t first_bucket_bytes,
+                        std::size_t bucket_bytes) {
   ParamLayout layout;
-  const int layers = int(dims.size()) - 1;
+  const int layers = int(params.size());
   layout.weight_offset.assign(std::size_t(std::max(layers, 0)), 0);
   layout.bias_offset.assign(std::size_t(std::max(layers, 0)), 0);
   Bucket open;
@@ -26,12 +34,10 @@ ParamLayout plan_layout(const std::vector<int>& dims, std::size_t first_bucket_b
   };
   // Reverse parameter order: PyTorch's parameters() is w0, b0, w1, b1, ...
   for (int l = layers - 1; l >= 0; --l) {
-    const std::size_t in = std::size_t(dims[std::size_t(l)]);
-    const std::size_t out = std::size_t(dims[std::size_t(l) + 1]);
     layout.bias_offset[std::size_t(l)] = offset;
-    place(out, l);
+    place(params[std::size_t(l)].biases, l);
     layout.weight_offset[std::size_t(l)] = offset;
-    place(out * in, l);
+    place(params[std::size_t(l)].weights, l);
   }
   layout.parameters = offset;
   layout.control_offset = offset;

@@ -34,6 +34,15 @@ struct ParamLayout {
   std::vector<Bucket> buckets;  // in launch order
 };
 
+// One layer's parameters: a weight tensor and a bias, in elements.
+struct LayerParams {
+  std::size_t weights = 0;
+  std::size_t biases = 0;
+};
+
+// Layers in forward order (the CNN's two convolutions and two linear layers).
+ParamLayout plan_layout(const std::vector<LayerParams>& layers, std::size_t first_bucket_bytes,
+                        std::size_t bucket_bytes);
 // dims: layer widths, input first (784,256,128,10 = three linear layers).
 ParamLayout plan_layout(const std::vector<int>& dims, std::size_t first_bucket_bytes, std::size_t bucket_bytes);
 

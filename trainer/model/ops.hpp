@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ddp/base/result.hpp"
+#include "model/conv_shape.hpp"
 
 namespace ddp::train {
 
@@ -77,6 +78,24 @@ class Ops {
   virtual void relu_forward(const float* x, float* y, std::size_t n) = 0;
   virtual void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) = 0;
 
+  // The CNN (model/conv_shape.hpp). Convolution: stride 1, no padding, with a
+  // scratch of conv_scratch() floats (the CPU: one image's im2col columns;
+  // CUDA: the batch's). Backward: dw and db accumulate, dx is overwritten
+  // (skipped when null).
+  virtual std::size_t conv_scratch(const ConvShape& s, int max_batch) const = 0;
+  virtual void conv2d_forward(const float* x, const float* w, const float* b, float* y, float* scratch, int batch,
+                              const ConvShape& s) = 0;
+  virtual void conv2d_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx,
+                               float* scratch, int batch, const ConvShape& s) = 0;
+  // 2x2 max pooling, stride 2, over `planes` planes of h x w; `where` keeps
+  // each maximum's index in its plane for backward.
+  virtual void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) = 0;
+  virtual void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) = 0;
+  // y = x * mask, mask = 0 or 1 / (1 - p) per unit (model/kernels.hpp, dropout_scale).
+  virtual void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p,
+                               const DropoutKey& key) = 0;
+  virtual void multiply(float* y, const float* a, const float* b, std::size_t n) = 0;  // y = a * b, elementwise
+
   // Mean softmax cross-entropy over the batch. dlogits = scale * d(loss)/d(logits);
   // *loss_acc += scale * loss (loss_acc is one float in ops memory).
   virtual void cross_entropy(const float* logits, const int* labels, float* dlogits, int batch, int classes,
@@ -97,6 +116,9 @@ class Ops {
   // step, so a captured step replays with the right bias corrections.
   virtual void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
                     float eps, int* step) = 0;
+  // Adadelta: sq and acc are its two running means.
+  virtual void adadelta(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
+                        float eps) = 0;
 };
 
 std::unique_ptr<Ops> make_cpu_ops(int threads);

@@ -23,7 +23,7 @@ OwnedSplit upload_split(Ops& ops, const Dataset& d) {
 }
 
 OptimizerMemory alloc_optimizer_memory(Ops& ops, Collectives& comm, std::size_t total_floats,
-                                       std::size_t parameters, bool adam) {
+                                       std::size_t parameters, bool second_state) {
   OptimizerMemory m;
   m.grads = comm.gradient_memory(total_floats);
   if (!m.grads) {
@@ -31,7 +31,7 @@ OptimizerMemory alloc_optimizer_memory(Ops& ops, Collectives& comm, std::size_t 
     m.grads = m.owned_grads.get();
   }
   m.a = alloc_floats(ops, parameters);
-  if (adam) m.b = alloc_floats(ops, parameters);
+  if (second_state) m.b = alloc_floats(ops, parameters);
   return m;
 }
 

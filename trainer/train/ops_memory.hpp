@@ -39,11 +39,11 @@ OwnedSplit upload_split(Ops& ops, const Dataset& d);
 struct OptimizerMemory {
   OpsArray<float> owned_grads;  // empty when the communicator lends its shared memory
   float* grads = nullptr;       // the one the step uses
-  OpsArray<float> a;            // sgd: velocity; adam: first moment
-  OpsArray<float> b;            // adam: second moment; empty for sgd
+  OpsArray<float> a;            // sgd: velocity; adam: first moment; adadelta: mean of g^2
+  OpsArray<float> b;            // adam: second moment; adadelta: mean of squared updates; empty for sgd
 };
 // The gradients live in shared memory when the backend reduces in place.
 OptimizerMemory alloc_optimizer_memory(Ops& ops, Collectives& comm, std::size_t total_floats,
-                                       std::size_t parameters, bool adam);
+                                       std::size_t parameters, bool second_state);
 
 }  // namespace ddp::train

@@ -8,7 +8,7 @@
 namespace ddp::train {
 
 struct TrainOptions {
-  std::string model = "mlp";  // mlp | ae | linear
+  std::string model = "mlp";  // mlp | ae | linear | cnn
   std::vector<int> hidden;    // hidden layer widths; empty + !hidden_given = the model's default
   bool hidden_given = false;
   std::string data = "synthetic";  // an IDX directory or "synthetic"
@@ -20,8 +20,9 @@ struct TrainOptions {
   int epochs = 3;
   int batch_size = 128;  // global, over all ranks and accumulation steps
   int accum_steps = 1;   // micro-batches per optimizer step (gradient accumulation)
-  std::string optimizer;  // sgd | adam; empty = the model's default (ae: adam, else sgd)
-  float lr = 0;           // 0 = default: sgd 0.05, adam 0.001
+  std::string optimizer;  // sgd | adam | adadelta; empty = the model's default (ae: adam, cnn: adadelta, else sgd)
+  float lr = 0;           // 0 = default: sgd 0.05, adam 0.001, adadelta 1.0
+  float lr_gamma = 0;     // 0 = default: cnn 0.7, else 1 (the rate times this after each epoch)
   float momentum = 0.9f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   std::uint64_t seed = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,8 +29,10 @@ Result<DataSplits> load_data(const TrainOptions& o);
 
 struct RunPlan {
   ModelSpec spec;
-  std::string optimizer;  // sgd | adam
-  float lr = 0;
+  std::string optimizer;  // sgd | adam | adadelta
+  float lr = 0;           // the first epoch's
+  float lr_gamma = 1;     // the rate is multiplied by it after each epoch (PyTorch's StepLR, step 1)
+  float lr_at(int epoch) const { return lr * std::pow(lr_gamma, float(epoch)); }
   int micro = 0;       // rows per rank per micro-batch
   int eval_batch = 0;  // rows per rank per evaluation batch
   int max_batch = 0;   // rows of the batch buffers

@@ -4,6 +4,10 @@
 
 namespace ddp::train {
 
+OptimizerKind optimizer_kind(const std::string& name) {
+  return name == "adam" ? OptimizerKind::adam : name == "adadelta" ? OptimizerKind::adadelta : OptimizerKind::sgd;
+}
+
 StepProgram::StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamLayout& layout,
                          const DeviceSplit& train, const BatchBuffers& batch, float* grads,
                          const OptimizerState& optimizer, Shape shape)
@@ -18,6 +22,7 @@ StepProgram::StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamL
       shape_(shape) {
   step_index_ = ops_.alloc_int(std::size_t(shape_.micro) * shape_.accum_steps);
   stop_request_ = ops_.alloc(1);
+  round_ = ops_.alloc_int(1);
   graph_wanted_ = shape_.cuda_graph;
 }
 
@@ -29,6 +34,7 @@ StepProgram::~StepProgram() {
   if (captured_ && !failed_) ops_.drop_capture();
   ops_.release(step_index_);
   ops_.release(stop_request_);
+  ops_.release(round_);
 }
 
 const float* StepProgram::control_slots() const { return grads_ + layout_.control_offset; }
@@ -38,15 +44,25 @@ std::string StepProgram::describe() const {
   return captured_ ? "cuda graph (captured)" : "cuda graph (captured at the second full step)";
 }
 
-Status StepProgram::run(const int* indices, std::size_t rows, bool stop_requested) {
-  Status done = run_step(indices, rows, stop_requested);
+Status StepProgram::run(const int* indices, std::size_t rows, bool stop_requested, long long round) {
+  Status done = run_step(indices, rows, stop_requested, round);
   if (!done) failed_ = true;
   return done;
 }
 
-Status StepProgram::run_step(const int* indices, std::size_t rows, bool stop_requested) {
+void StepProgram::set_lr(float lr) {
+  if (lr == opt_.lr) return;
+  opt_.lr = lr;
+  if (!captured_) return;
+  ops_.drop_capture();
+  captured_ = false;
+}
+
+Status StepProgram::run_step(const int* indices, std::size_t rows, bool stop_requested, long long round) {
   ops_.copy_int(step_index_, indices, rows);
   ops_.fill(stop_request_, stop_requested ? 1.0f : 0.0f, 1);
+  round_host_ = int(round);  // a member: an upload's source outlives the call
+  ops_.upload_int(round_, &round_host_, 1);
   const bool full = rows == std::size_t(shape_.micro) * shape_.accum_steps;
   if (!graph_wanted_ || !full) return enqueue(rows);
   if (!captured_) {
@@ -80,7 +96,8 @@ Status StepProgram::enqueue(std::size_t step_rows) {
   for (std::size_t first = 0; first < step_rows; first += std::size_t(shape_.micro)) {
     const MicroBatch micro = micro_batch(first, step_rows);
     gather_batch(micro);
-    model_.forward(batch_.x, micro.rows);
+    const DropoutKey key{shape_.dropout_seed, 0, round_, micro.index};
+    model_.forward(batch_.x, micro.rows, &key);
     loss(micro);
     backward(micro);
   }
@@ -139,9 +156,12 @@ void StepProgram::backward(const MicroBatch& micro) {
 Status StepProgram::wait_for_allreduce() { return comm_.finish_buckets(); }
 
 void StepProgram::optimizer_update() {
-  if (opt_.adam)
+  if (opt_.kind == OptimizerKind::adam)
     ops_.adam(model_.parameters(), opt_.a, opt_.b, grads_, layout_.parameters, opt_.lr, opt_.beta1, opt_.beta2,
               opt_.eps, opt_.adam_count);
+  else if (opt_.kind == OptimizerKind::adadelta)
+    ops_.adadelta(model_.parameters(), opt_.a, opt_.b, grads_, layout_.parameters, opt_.lr, OptimizerState::kRho,
+                  OptimizerState::kAdadeltaEps);
   else
     ops_.sgd_momentum(model_.parameters(), opt_.a, grads_, layout_.parameters, opt_.lr, opt_.momentum);
 }

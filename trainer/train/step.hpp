@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -33,14 +34,19 @@ struct DeviceSplit {
   int target_width = 0;
 };
 
+enum class OptimizerKind { sgd, adam, adadelta };
+OptimizerKind optimizer_kind(const std::string& name);  // "sgd", "adam", "adadelta"
+
 struct OptimizerState {
-  bool adam = false;  // else SGD with momentum
+  OptimizerKind kind = OptimizerKind::sgd;  // SGD with momentum
   float lr = 0.0f;
   float momentum = 0.9f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
-  float* a = nullptr;         // sgd: velocity; adam: first moment
-  float* b = nullptr;         // adam: second moment
+  float* a = nullptr;         // sgd: velocity; adam: first moment; adadelta: mean of g^2
+  float* b = nullptr;         // adam: second moment; adadelta: mean of the squared updates
   int* adam_count = nullptr;  // adam: steps taken, in ops memory
+  // Adadelta's, PyTorch's defaults.
+  static constexpr float kRho = 0.9f, kAdadeltaEps = 1e-6f;
 };
 
 // The batch buffers a step gathers into (shared with evaluation).
@@ -57,6 +63,7 @@ class StepProgram {
     int accum_steps = 1;  // micro-batches per step
     float prescale = 1.0f;  // gradients are multiplied by it, then summed over ranks
     bool cuda_graph = false;
+    std::uint32_t dropout_seed = 0;  // the CNN's dropout (model/kernels.hpp, dropout_scale)
   };
   StepProgram(Ops& ops, Collectives& comm, Model& model, const ParamLayout& layout, const DeviceSplit& train,
               const BatchBuffers& batch, float* grads, const OptimizerState& optimizer, Shape shape);
@@ -69,7 +76,11 @@ class StepProgram {
   // --cuda-graph is on (capturing it at the second full step: the first
   // connects NCCL's peers and lets cuBLAS settle, outside any capture); a
   // short last step of an epoch always runs eagerly.
-  Status run(const int* indices, std::size_t rows, bool stop_requested);
+  // `round`: the global step, which keys dropout's coins.
+  Status run(const int* indices, std::size_t rows, bool stop_requested, long long round);
+  // A new learning rate (the schedule's, each epoch): a captured step is
+  // captured again, since it holds the rate it was recorded with.
+  void set_lr(float lr);
 
   const float* control_slots() const;  // the reduced loss and stop flag of the newest step
   // "eager", "cuda graph (captured at the second full step)", "cuda graph
@@ -86,7 +97,7 @@ class StepProgram {
     bool last = false;
   };
 
-  Status run_step(const int* indices, std::size_t rows, bool stop_requested);
+  Status run_step(const int* indices, std::size_t rows, bool stop_requested, long long round);
   Status enqueue(std::size_t rows);  // the step, as the capture records it
   MicroBatch micro_batch(std::size_t first, std::size_t step_rows) const;
   void zero_gradients();
@@ -107,6 +118,8 @@ class StepProgram {
   Shape shape_;
   int* step_index_ = nullptr;     // this step's sample indices (micro x accum ints)
   float* stop_request_ = nullptr;  // 1 if this rank asks every rank to stop, else 0
+  int* round_ = nullptr;           // the global step, for dropout
+  int round_host_ = 0;
   bool graph_wanted_ = false;
   bool warmed_up_ = false;
   bool captured_ = false;

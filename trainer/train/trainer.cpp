@@ -207,10 +207,10 @@ Trainer::Trainer(const TrainOptions& o, const WorkerIdentity& id, const RunPlan&
       adam_count_(upload_ints(ops_, {adam_step_}, 1)),
       program_(ops_, comm_, model_, plan.layout, train_d_.view, BatchBuffers{x_.get(), y_labels_.get(), y_targets_.get()},
                optim.grads,
-               OptimizerState{plan.optimizer == "adam", plan.lr, o.momentum, o.beta1, o.beta2, o.eps, optim.a.get(),
-                              optim.b.get(), adam_count_.get()},
+               OptimizerState{optimizer_kind(plan.optimizer), plan.lr, o.momentum, o.beta1, o.beta2, o.eps,
+                              optim.a.get(), optim.b.get(), adam_count_.get()},
                StepProgram::Shape{plan.micro, o.accum_steps, 1.0f / float(world_),  // pre-divide, then SUM
-                                  o.cuda_graph}),
+                                  o.cuda_graph, std::uint32_t(o.seed * 2654435761ULL + 1)}),
       readback_(ops_, program_.control_slots()),
       progress_(env_or_empty("DDP_PROGRESS_FILE")) {
   if (resumed_ && start_.epoch >= o.epochs)
@@ -250,6 +250,7 @@ Status Trainer::train_epoch(int epoch, EpochTally& tally) {
   const std::vector<std::size_t> indices = distributed_indices(sampler_, std::uint64_t(epoch));
   for (std::size_t i = 0; i < per_rank_; ++i) host_index_[i] = int(indices[i]);
   ops_.upload_int(epoch_index_.get(), host_index_.data(), per_rank_);
+  program_.set_lr(plan_.lr_at(epoch));
   tally.start = Clock::now();
   const std::size_t first_step = epoch == start_.epoch ? std::size_t(start_.step_in_epoch) : 0;
   for (std::size_t step = first_step; step < steps_per_epoch_ && !stop_; ++step)
@@ -272,7 +273,7 @@ Status Trainer::train_step(int epoch, std::size_t step, EpochTally& tally) {
   // through that step's all-reduce.
   const bool stop_request = g_preempt_requested != 0;
   if (stop_request) g_preempt_requested = 0;
-  if (auto st = program_.run(epoch_index_.get() + begin, step_rows, stop_request); !st) return st;
+  if (auto st = program_.run(epoch_index_.get() + begin, step_rows, stop_request, global_step_); !st) return st;
   ++adam_step_;
   ++global_step_;
   tally.samples += double(step_rows) * world_;
@@ -454,7 +455,7 @@ int run_training(const TrainOptions& o) {
 
   Model model(plan.spec, plan.layout, *backend.ops, plan.max_batch);
   const OptimizerMemory optim = alloc_optimizer_memory(*backend.ops, *backend.comm, plan.layout.total,
-                                                       plan.layout.parameters, plan.optimizer == "adam");
+                                                       plan.layout.parameters, plan.optimizer != "sgd");
   upload_initial_parameters(*backend.ops, model, plan, o.seed);
   const TrainState state{model.parameters(), optim.a.get(), optim.b.get()};
   auto start = start_from_rank_0(o, id, plan, session ? &*session : nullptr, backend, state);

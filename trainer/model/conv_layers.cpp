@@ -1,0 +1,118 @@
+#include "model/conv_layers.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "model/kernels.hpp"
+
+namespace ddp::train::cpu {
+
+namespace {
+
+// One image's columns: row (c, ki, kj) holds x[c][oh + ki][ow + kj] over
+// (oh, ow). With stride 1 each (row, oh) is one contiguous run of out_w.
+void im2col(const float* x, float* cols, const ConvShape& s) {
+  const int oh = s.out_h(), ow = s.out_w();
+  for (int c = 0; c < s.in_c; ++c)
+    for (int ki = 0; ki < s.k; ++ki)
+      for (int kj = 0; kj < s.k; ++kj) {
+        float* row = cols + ((std::size_t(c) * s.k + ki) * s.k + kj) * oh * ow;
+        for (int r = 0; r < oh; ++r)
+          std::memcpy(row + std::size_t(r) * ow, x + (std::size_t(c) * s.in_h + r + ki) * s.in_w + kj,
+                      sizeof(float) * ow);
+      }
+}
+
+// The reverse: every column entry added back to the input position it came from.
+void col2im(const float* cols, float* dx, const ConvShape& s) {
+  const int oh = s.out_h(), ow = s.out_w();
+  std::fill(dx, dx + s.in_size(), 0.0f);
+  for (int c = 0; c < s.in_c; ++c)
+    for (int ki = 0; ki < s.k; ++ki)
+      for (int kj = 0; kj < s.k; ++kj) {
+        const float* row = cols + ((std::size_t(c) * s.k + ki) * s.k + kj) * oh * ow;
+        for (int r = 0; r < oh; ++r) {
+          float* out = dx + (std::size_t(c) * s.in_h + r + ki) * s.in_w + kj;
+          for (int q = 0; q < ow; ++q) out[q] += row[std::size_t(r) * ow + q];
+        }
+      }
+}
+
+}  // namespace
+
+std::size_t conv_scratch(const ConvShape& s) { return s.patch() * std::size_t(s.out_h()) * s.out_w(); }
+
+void conv2d_forward(const float* x, const float* w, const float* b, float* y, float* cols, int batch,
+                    const ConvShape& s) {
+  const int spatial = s.out_h() * s.out_w(), patch = int(s.patch());
+  for (int i = 0; i < batch; ++i) {
+    float* yi = y + std::size_t(i) * s.out_size();
+    for (int o = 0; o < s.out_c; ++o) std::fill(yi + std::size_t(o) * spatial, yi + std::size_t(o + 1) * spatial, b[o]);
+    im2col(x + std::size_t(i) * s.in_size(), cols, s);
+    // y_i [out_c x spatial] += W [out_c x patch] cols [patch x spatial]
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.out_c, spatial, patch, 1.0f, w, patch, cols, spatial,
+                1.0f, yi, spatial);
+  }
+}
+
+void conv2d_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, float* cols,
+                     int batch, const ConvShape& s) {
+  const int spatial = s.out_h() * s.out_w(), patch = int(s.patch());
+  for (int i = 0; i < batch; ++i) {
+    const float* dyi = dy + std::size_t(i) * s.out_size();
+    for (int o = 0; o < s.out_c; ++o) {
+      const float* plane = dyi + std::size_t(o) * spatial;
+      double sum = 0;
+      for (int q = 0; q < spatial; ++q) sum += plane[q];
+      db[o] += float(sum);
+    }
+    im2col(x + std::size_t(i) * s.in_size(), cols, s);
+    // dW [out_c x patch] += dY_i [out_c x spatial] cols^T [spatial x patch]
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s.out_c, patch, spatial, 1.0f, dyi, spatial, cols, spatial,
+                1.0f, dw, patch);
+    if (!dx) continue;
+    // dcols [patch x spatial] = W^T [patch x out_c] dY_i [out_c x spatial], into the same scratch
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, patch, spatial, s.out_c, 1.0f, w, patch, dyi, spatial, 0.0f,
+                cols, spatial);
+    col2im(cols, dx + std::size_t(i) * s.in_size(), s);
+  }
+}
+
+void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) {
+  const int ph = h / 2, pw = w / 2;
+  for (int p = 0; p < planes; ++p) {
+    const float* in = x + std::size_t(p) * h * w;
+    for (int i = 0; i < ph; ++i)
+      for (int j = 0; j < pw; ++j) {
+        int best = (2 * i) * w + 2 * j;
+        for (const int at : {best + 1, best + w, best + w + 1})
+          if (in[at] > in[best]) best = at;
+        const std::size_t out = (std::size_t(p) * ph + i) * pw + j;
+        y[out] = in[best];
+        where[out] = best;
+      }
+  }
+}
+
+void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) {
+  const std::size_t per_plane = std::size_t(h / 2) * (w / 2);
+  std::fill(dx, dx + std::size_t(planes) * h * w, 0.0f);
+  for (int p = 0; p < planes; ++p)
+    for (std::size_t i = 0; i < per_plane; ++i) {
+      const std::size_t out = std::size_t(p) * per_plane + i;
+      dx[std::size_t(p) * h * w + std::size_t(where[out])] = dy[out];  // 2x2 windows do not overlap
+    }
+}
+
+void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p, const DropoutKey& key) {
+  for (int r = 0; r < rows; ++r)
+    for (int u = 0; u < width; ++u) {
+      const std::size_t i = std::size_t(r) * width + u;
+      mask[i] = dropout_scale(key.seed, key.layer, *key.round, key.sample[r], u, p);
+      y[i] = x[i] * mask[i];
+    }
+}
+
+}  // namespace ddp::train::cpu
