@@ -102,6 +102,9 @@ void add_output_options(CLI::App& app, TrainOptions& o) {
   app.add_flag("--log-all-ranks", o.log_all_ranks, "log from every rank, not only rank 0");
   app.add_flag("-v,--verbose", o.verbose, "more detail (bucket layout)");
   app.add_option("--dump-params", o.dump_params, "rank 0 writes the final parameters (raw float32) to FILE");
+  app.add_option("--init-params", o.init_params,
+                 "start from the parameters in FILE (raw float32, in --dump-params's order) instead of --seed's");
+  app.add_flag("!--no-dropout", o.dropout, "cnn: no dropout (to compare with a framework step by step)");
 }
 
 void add_testing_options(CLI::App& app, TrainOptions& o) {

@@ -50,6 +50,8 @@ struct TrainOptions {
   bool log_all_ranks = false;
   bool verbose = false;
   std::string dump_params;  // rank 0 writes the final flat parameters (raw float32) here
+  std::string init_params;  // start from these flat parameters (raw float32, dump_params's layout)
+  bool dropout = true;      // cnn: false turns its dropout off (PyTorch parity runs)
   long long crash_at_step = -1;  // fault injection for tests: SIGKILL this rank at that step, first attempt only
   int crash_rank = -1;           // the rank --crash-at-step kills (-1 = the last rank)
   long long stall_at_step = -1;  // fault injection for tests: that rank sleeps for good at that step (a hang)

@@ -76,11 +76,27 @@ void log_start(const TrainOptions& o, const RunPlan& plan, const DataSplits& dat
   spdlog::debug("{}", describe_buckets(plan.layout));
 }
 
-// PyTorch's initialisation from --seed; start_from_rank_0() then gives every
-// rank rank 0's.
-void upload_initial_parameters(Ops& ops, Model& model, const RunPlan& plan, std::uint64_t seed) {
-  const std::vector<float> init = initial_parameters(plan.spec, plan.layout, seed);
+// PyTorch's initialisation from --seed, or --init-params's file;
+// start_from_rank_0() then gives every rank rank 0's.
+Status upload_initial_parameters(Ops& ops, Model& model, const RunPlan& plan, const TrainOptions& o) {
+  std::vector<float> init;
+  if (o.init_params.empty()) {
+    init = initial_parameters(plan.spec, plan.layout, o.seed);
+  } else {
+    std::ifstream in(o.init_params, std::ios::binary | std::ios::ate);
+    if (!in) return fail("--init-params " + o.init_params + ": cannot read it");
+    const auto bytes = std::size_t(in.tellg());
+    if (bytes != plan.layout.parameters * sizeof(float))
+      return fail("--init-params " + o.init_params + ": " + std::to_string(bytes) + " bytes, but " +
+                  plan.spec.describe() + " has " + std::to_string(plan.layout.parameters) +
+                  " float32 parameters (the layout --dump-params writes)");
+    init.resize(plan.layout.parameters);
+    in.seekg(0);
+    if (!in.read(reinterpret_cast<char*>(init.data()), std::streamsize(bytes)))
+      return fail("--init-params " + o.init_params + ": read failed");
+  }
   ops.upload(model.parameters(), init.data(), plan.layout.parameters);
+  return Ok{};
 }
 
 std::unique_ptr<MetricsFile> open_metrics(const TrainOptions& o, const WorkerIdentity& id, bool resumed) {
@@ -456,7 +472,7 @@ int run_training(const TrainOptions& o) {
   Model model(plan.spec, plan.layout, *backend.ops, plan.max_batch);
   const OptimizerMemory optim = alloc_optimizer_memory(*backend.ops, *backend.comm, plan.layout.total,
                                                        plan.layout.parameters, plan.optimizer != "sgd");
-  upload_initial_parameters(*backend.ops, model, plan, o.seed);
+  if (auto st = upload_initial_parameters(*backend.ops, model, plan, o); !st) return die(st.error());
   const TrainState state{model.parameters(), optim.a.get(), optim.b.get()};
   auto start = start_from_rank_0(o, id, plan, session ? &*session : nullptr, backend, state);
   if (!start) return die(start.error());
