@@ -83,26 +83,49 @@ START_TEST(cnn_gradients_match_finite_differences) {
 }
 END_TEST
 
-START_TEST(convolution_is_the_definition) {
-  const ConvShape s{2, 5, 6, 3, 3};
+namespace {
+
+// conv2d_forward and conv2d_backward of 2 images against the sums that define them.
+void check_convolution(const ConvShape& s) {
   std::mt19937 gen(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(2 * s.in_size()), w(s.weights()), b(3), y(2 * s.out_size()), cols(cpu::conv_scratch(s));
-  for (auto* v : {&x, &w, &b})
+  const int n = 2, oh = s.out_h(), ow = s.out_w(), k = s.k;
+  std::vector<float> x(n * s.in_size()), w(s.weights()), b(s.out_c), y(n * s.out_size()), dy(n * s.out_size());
+  std::vector<float> dw(s.weights(), 0.0f), db(s.out_c, 0.0f), dx(n * s.in_size()), cols(cpu::conv_scratch(s));
+  for (auto* v : {&x, &w, &b, &dy})
     for (auto& e : *v) e = u(gen);
-  cpu::conv2d_forward(x.data(), w.data(), b.data(), y.data(), cols.data(), 2, s);
-  for (int n = 0; n < 2; ++n)
-    for (int o = 0; o < 3; ++o)
-      for (int r = 0; r < s.out_h(); ++r)
-        for (int q = 0; q < s.out_w(); ++q) {
+  cpu::conv2d_forward(x.data(), w.data(), b.data(), y.data(), cols.data(), n, s);
+  cpu::conv2d_backward(x.data(), w.data(), dy.data(), dw.data(), db.data(), dx.data(), cols.data(), n, s);
+  auto X = [&](int i, int c, int r, int q) { return double(x[i * s.in_size() + (c * s.in_h + r) * s.in_w + q]); };
+  auto W = [&](int o, int c, int i, int j) { return double(w[((o * s.in_c + c) * k + i) * k + j]); };
+  auto DY = [&](int i, int o, int r, int q) { return double(dy[i * s.out_size() + (o * oh + r) * ow + q]); };
+  std::vector<double> want_dx(dx.size(), 0.0), want_dw(dw.size(), 0.0);
+  double worst = 0;
+  for (int i = 0; i < n; ++i)
+    for (int o = 0; o < s.out_c; ++o)
+      for (int r = 0; r < oh; ++r)
+        for (int q = 0; q < ow; ++q) {
           double sum = b[o];
-          for (int c = 0; c < 2; ++c)
-            for (int i = 0; i < 3; ++i)
-              for (int j = 0; j < 3; ++j)
-                sum += double(w[((o * 2 + c) * 3 + i) * 3 + j]) * x[n * s.in_size() + (c * 5 + r + i) * 6 + q + j];
-          const float got = y[n * s.out_size() + (o * s.out_h() + r) * s.out_w() + q];
-          ck_assert_msg(std::fabs(got - sum) < 1e-5, "y[%d,%d,%d,%d] = %g, expected %g", n, o, r, q, got, sum);
+          for (int c = 0; c < s.in_c; ++c)
+            for (int a = 0; a < k; ++a)
+              for (int e = 0; e < k; ++e) {
+                sum += W(o, c, a, e) * X(i, c, r + a, q + e);
+                want_dw[((o * s.in_c + c) * k + a) * k + e] += DY(i, o, r, q) * X(i, c, r + a, q + e);
+                want_dx[i * s.in_size() + (c * s.in_h + r + a) * s.in_w + q + e] += DY(i, o, r, q) * W(o, c, a, e);
+              }
+          worst = std::max(worst, std::fabs(y[i * s.out_size() + (o * oh + r) * ow + q] - sum));
         }
+  for (std::size_t i = 0; i < dw.size(); ++i) worst = std::max(worst, std::fabs(dw[i] - want_dw[i]));
+  for (std::size_t i = 0; i < dx.size(); ++i) worst = std::max(worst, std::fabs(dx[i] - want_dx[i]));
+  ck_assert_msg(worst < 1e-3, "%dx%dx%d -> %d: worst difference %g from the definition", s.in_c, s.in_h, s.in_w,
+                s.out_c, worst);
+}
+
+}  // namespace
+
+START_TEST(convolution_is_the_definition) {
+  check_convolution({2, 5, 6, 3, 3});
+  check_convolution({64, 12, 10, 3, 3});
 }
 END_TEST
 
