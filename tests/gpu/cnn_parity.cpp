@@ -50,14 +50,14 @@ void test_pool(Selftest& t, int planes, int h, int w, const std::string& where) 
   const Buf x = t.make(t.random(n));
   const Buf y = t.zeros(pooled);
   const IntBuf at = t.zero_ints(pooled);
-  t.cpu_.max_pool2_forward(x.c, y.c, at.c, planes, h, w);
-  t.gpu_.max_pool2_forward(x.g, y.g, at.g, planes, h, w);
-  t.compare("max_pool2_forward", where, y);
+  t.cpu_.relu_max_pool2_forward(x.c, y.c, at.c, planes, h, w);
+  t.gpu_.relu_max_pool2_forward(x.g, y.g, at.g, planes, h, w);
+  t.compare("relu_max_pool2_forward", where, y);
   const Buf dy = t.make(t.random(pooled));
   const Buf dx = t.make(t.random(n));  // overwritten: zero where no maximum was
-  t.cpu_.max_pool2_backward(dy.c, at.c, dx.c, planes, h, w);
-  t.gpu_.max_pool2_backward(dy.g, at.g, dx.g, planes, h, w);
-  t.compare("max_pool2_backward", where, dx);
+  t.cpu_.relu_max_pool2_backward(dy.c, at.c, dx.c, planes, h, w);
+  t.gpu_.relu_max_pool2_backward(dy.g, at.g, dx.g, planes, h, w);
+  t.compare("relu_max_pool2_backward", where, dx);
 }
 
 void test_dropout(Selftest& t, int rows, int width, const std::string& where) {

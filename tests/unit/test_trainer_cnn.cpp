@@ -130,17 +130,18 @@ START_TEST(convolution_is_the_definition) {
 END_TEST
 
 START_TEST(pooling_takes_the_first_maximum_and_routes_back) {
-  // One 2 x 4 plane: windows {1, 7 | 7, 2} and {3, 3 | 0, 3}.
-  const std::vector<float> x = {1, 7, 3, 3, 7, 2, 0, 3};
-  std::vector<float> y(2), dx(8);
-  std::vector<int> where(2);
-  cpu::max_pool2_forward(x.data(), y.data(), where.data(), 1, 2, 4);
-  ck_assert(y[0] == 7 && y[1] == 3);
-  ck_assert_int_eq(where[0], 1);  // row-major: the 7 of the first row, as PyTorch
+  // One 2 x 6 plane: windows {1, 7 | 7, 2}, {3, 3 | 0, 3} and {-1, -2 | -3, -1}.
+  const std::vector<float> x = {1, 7, 3, 3, -1, -2, 7, 2, 0, 3, -3, -1};
+  std::vector<float> y(3), dx(12);
+  std::vector<int> where(3);
+  cpu::relu_max_pool2_forward(x.data(), y.data(), where.data(), 1, 2, 6);
+  ck_assert(y[0] == 7 && y[1] == 3 && y[2] == 0);  // ReLU's zero where nothing is positive
+  ck_assert_int_eq(where[0], 1);                   // row-major: the 7 of the first row, as PyTorch
   ck_assert_int_eq(where[1], 2);
-  const std::vector<float> dy = {10, 20};
-  cpu::max_pool2_backward(dy.data(), where.data(), dx.data(), 1, 2, 4);
-  ck_assert(dx == (std::vector<float>{0, 10, 20, 0, 0, 0, 0, 0}));
+  ck_assert_int_eq(where[2], -1);
+  const std::vector<float> dy = {10, 20, 30};
+  cpu::relu_max_pool2_backward(dy.data(), where.data(), dx.data(), 1, 2, 6);
+  ck_assert(dx == (std::vector<float>{0, 10, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0}));  // none through ReLU's zero
 }
 END_TEST
 

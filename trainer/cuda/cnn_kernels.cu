@@ -68,7 +68,7 @@ __global__ void conv_bias_grad_kernel(const float* dy, float* db, int batch, int
   if (threadIdx.x == 0) db[o] += partial[0];
 }
 
-__global__ void max_pool2_kernel(const float* x, float* y, int* where, std::size_t n, int h, int w) {
+__global__ void relu_max_pool2_kernel(const float* x, float* y, int* where, std::size_t n, int h, int w) {
   const int ph = h / 2, pw = w / 2;
   for (std::size_t i = first_index(); i < n; i += index_stride()) {
     const std::size_t plane = i / (std::size_t(ph) * pw);
@@ -78,15 +78,15 @@ __global__ void max_pool2_kernel(const float* x, float* y, int* where, std::size
     const int next[3] = {best + 1, best + w, best + w + 1};  // row-major: the first maximum wins, as on the CPU
     for (int at : next)
       if (in[at] > in[best]) best = at;
-    y[i] = in[best];
-    where[i] = best;
+    y[i] = in[best] > 0.0f ? in[best] : 0.0f;  // ReLU's, fused (model/conv_layers.hpp)
+    where[i] = in[best] > 0.0f ? best : -1;
   }
 }
 
-__global__ void max_pool2_back_kernel(const float* dy, const int* where, float* dx, std::size_t n, int h, int w) {
+__global__ void relu_max_pool2_back_kernel(const float* dy, const int* where, float* dx, std::size_t n, int h, int w) {
   const std::size_t per_plane = std::size_t(h / 2) * (w / 2);
   for (std::size_t i = first_index(); i < n; i += index_stride())
-    dx[(i / per_plane) * h * w + std::size_t(where[i])] = dy[i];
+    if (where[i] >= 0) dx[(i / per_plane) * h * w + std::size_t(where[i])] = dy[i];
 }
 
 __global__ void dropout_kernel(const float* x, float* y, float* mask, int rows, int width, float p, DropoutKey key) {
@@ -156,18 +156,18 @@ void conv2d_backward(cudaStream_t stream, cublasHandle_t cublas, const float* x,
   CUDA_CHECK_LAUNCH();
 }
 
-void max_pool2_forward(cudaStream_t stream, const float* x, float* y, int* where, int planes, int h, int w) {
+void relu_max_pool2_forward(cudaStream_t stream, const float* x, float* y, int* where, int planes, int h, int w) {
   const std::size_t n = std::size_t(planes) * (h / 2) * (w / 2);
   if (n == 0) return;
-  max_pool2_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, where, n, h, w);
+  relu_max_pool2_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, y, where, n, h, w);
   CUDA_CHECK_LAUNCH();
 }
 
-void max_pool2_backward(cudaStream_t stream, const float* dy, const int* where, float* dx, int planes, int h, int w) {
+void relu_max_pool2_backward(cudaStream_t stream, const float* dy, const int* where, float* dx, int planes, int h, int w) {
   const std::size_t n = std::size_t(planes) * (h / 2) * (w / 2);
   if (n == 0) return;
   CUDA_CHECK(cudaMemsetAsync(dx, 0, sizeof(float) * std::size_t(planes) * h * w, stream));
-  max_pool2_back_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dy, where, dx, n, h, w);
+  relu_max_pool2_back_kernel<<<blocks_for(n), kThreads, 0, stream>>>(dy, where, dx, n, h, w);
   CUDA_CHECK_LAUNCH();
 }
 

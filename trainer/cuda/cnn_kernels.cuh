@@ -19,8 +19,8 @@ void conv2d_forward(cudaStream_t stream, cublasHandle_t cublas, const float* x, 
                     float* y, float* cols, int batch, const ConvShape& s);
 void conv2d_backward(cudaStream_t stream, cublasHandle_t cublas, const float* x, const float* w, const float* dy,
                      float* dw, float* db, float* dx, float* cols, int batch, const ConvShape& s);
-void max_pool2_forward(cudaStream_t stream, const float* x, float* y, int* where, int planes, int h, int w);
-void max_pool2_backward(cudaStream_t stream, const float* dy, const int* where, float* dx, int planes, int h, int w);
+void relu_max_pool2_forward(cudaStream_t stream, const float* x, float* y, int* where, int planes, int h, int w);
+void relu_max_pool2_backward(cudaStream_t stream, const float* dy, const int* where, float* dx, int planes, int h, int w);
 void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask, int rows, int width, float p,
                      const DropoutKey& key);
 void multiply(cudaStream_t stream, float* y, const float* a, const float* b, std::size_t n);

@@ -350,11 +350,11 @@ class CudaOps final : public Ops {
                        float* scratch, int batch, const ConvShape& s) override {
     cuda::conv2d_backward(stream_, ctx_->cublas, x, w, dy, dw, db, dx, scratch, batch, s);
   }
-  void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) override {
-    cuda::max_pool2_forward(stream_, x, y, where, planes, h, w);
+  void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) override {
+    cuda::relu_max_pool2_forward(stream_, x, y, where, planes, h, w);
   }
-  void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) override {
-    cuda::max_pool2_backward(stream_, dy, where, dx, planes, h, w);
+  void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) override {
+    cuda::relu_max_pool2_backward(stream_, dy, where, dx, planes, h, w);
   }
   void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p,
                        const DropoutKey& key) override {

@@ -54,8 +54,8 @@ void CnnNet::forward(const float* params, const float* input, int batch, const D
   ops_.conv2d_forward(input, weight(params, 0), bias(params, 0), c1_, scratch_, batch, a);
   ops_.relu_forward(c1_, c1_, std::size_t(batch) * a.out_size());
   ops_.conv2d_forward(c1_, weight(params, 1), bias(params, 1), c2_, scratch_, batch, b);
-  ops_.relu_forward(c2_, c2_, std::size_t(batch) * b.out_size());
-  ops_.max_pool2_forward(c2_, pool_, where_, batch * b.out_c, b.out_h(), b.out_w());
+  // The second ReLU runs inside the pooling: one pass over c2 instead of three.
+  ops_.relu_max_pool2_forward(c2_, pool_, where_, batch * b.out_c, b.out_h(), b.out_w());
   const float* flat = pool_;
   if (train) {
     ops_.dropout_forward(pool_, drop1_, mask1_, batch, spec_.pooled(), spec_.dropout1, {train->seed, 0, train->round, train->sample});
@@ -86,8 +86,7 @@ void CnnNet::backward(const float* params, const float* input, int batch, float*
                        spec_.pooled(), spec_.hidden);
   layer_done(2);
   if (trained_) ops_.multiply(g_pool_, g_pool_, mask1_, pooled_n);
-  ops_.max_pool2_backward(g_pool_, where_, g_c2_, batch * b.out_c, b.out_h(), b.out_w());
-  ops_.relu_backward(c2_, g_c2_, g_c2_, std::size_t(batch) * b.out_size());
+  ops_.relu_max_pool2_backward(g_pool_, where_, g_c2_, batch * b.out_c, b.out_h(), b.out_w());
   ops_.conv2d_backward(c1_, weight(params, 1), g_c2_, dw(1), db(1), g_c1_, scratch_, batch, b);
   layer_done(1);
   ops_.relu_backward(c1_, g_c1_, g_c1_, std::size_t(batch) * a.out_size());

@@ -1,4 +1,5 @@
-// The network of PyTorch's MNIST example (examples/mnist/main.py, `Net`):
+// The network of PyTorch's MNIST example (examples/mnist/main.py, `Net`),
+// its second ReLU and the pooling in one pass (same values and gradients):
 // conv 1->32 3x3, ReLU, conv 32->64 3x3, ReLU, 2x2 max pooling, dropout
 // 0.25, flatten, linear 9216->128, ReLU, dropout 0.5, linear 128->10; its
 // log-softmax and NLL loss are the trainer's cross-entropy on the logits.

@@ -80,7 +80,7 @@ void conv2d_backward(const float* x, const float* w, const float* dy, float* dw,
   }
 }
 
-void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) {
+void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) {
   const int ph = h / 2, pw = w / 2;
   for (int p = 0; p < planes; ++p) {
     const float* in = x + std::size_t(p) * h * w;
@@ -90,19 +90,19 @@ void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, 
         for (const int at : {best + 1, best + w, best + w + 1})
           if (in[at] > in[best]) best = at;
         const std::size_t out = (std::size_t(p) * ph + i) * pw + j;
-        y[out] = in[best];
-        where[out] = best;
+        y[out] = in[best] > 0.0f ? in[best] : 0.0f;
+        where[out] = in[best] > 0.0f ? best : -1;
       }
   }
 }
 
-void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) {
+void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) {
   const std::size_t per_plane = std::size_t(h / 2) * (w / 2);
   std::fill(dx, dx + std::size_t(planes) * h * w, 0.0f);
   for (int p = 0; p < planes; ++p)
     for (std::size_t i = 0; i < per_plane; ++i) {
       const std::size_t out = std::size_t(p) * per_plane + i;
-      dx[std::size_t(p) * h * w + std::size_t(where[out])] = dy[out];  // 2x2 windows do not overlap
+      if (where[out] >= 0) dx[std::size_t(p) * h * w + std::size_t(where[out])] = dy[out];  // windows do not overlap
     }
 }
 

@@ -106,11 +106,11 @@ class CpuOps final : public Ops {
                        float* scratch, int batch, const ConvShape& s) override {
     cpu::conv2d_backward(x, w, dy, dw, db, dx, scratch, batch, s);
   }
-  void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) override {
-    cpu::max_pool2_forward(x, y, where, planes, h, w);
+  void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) override {
+    cpu::relu_max_pool2_forward(x, y, where, planes, h, w);
   }
-  void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) override {
-    cpu::max_pool2_backward(dy, where, dx, planes, h, w);
+  void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) override {
+    cpu::relu_max_pool2_backward(dy, where, dx, planes, h, w);
   }
   void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p,
                        const DropoutKey& key) override {

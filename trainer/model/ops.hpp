@@ -87,10 +87,11 @@ class Ops {
                               const ConvShape& s) = 0;
   virtual void conv2d_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx,
                                float* scratch, int batch, const ConvShape& s) = 0;
-  // 2x2 max pooling, stride 2, over `planes` planes of h x w; `where` keeps
-  // each maximum's index in its plane for backward.
-  virtual void max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) = 0;
-  virtual void max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) = 0;
+  // ReLU then 2x2 max pooling, stride 2, in one pass, over `planes` planes
+  // of h x w; `where` keeps each positive maximum's index in its plane (-1:
+  // none) for backward (model/conv_layers.hpp).
+  virtual void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) = 0;
+  virtual void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) = 0;
   // y = x * mask, mask = 0 or 1 / (1 - p) per unit (model/kernels.hpp, dropout_scale).
   virtual void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p,
                                const DropoutKey& key) = 0;
