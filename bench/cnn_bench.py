@@ -16,6 +16,8 @@ bench/results/cnn.md and cnn.json.
 usage: bench/cnn_bench.py [--build DIR] [--repeats N] [--epochs E]"""
 import argparse, datetime, json, os, platform, statistics, subprocess, sys
 
+from trainer_bench import final_record  # the peer's final JSON line, found in its output
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CLUSTER = os.path.join(ROOT, "tests", "cluster", "cluster.sh")
@@ -25,14 +27,6 @@ NAME = "bcnn"
 
 def sh(cmd, env=None, check=True):
     return subprocess.run(cmd, env=env, check=check, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def final_record(output):
-    for line in reversed(output.splitlines()):
-        line = line.split("] ", 1)[-1] if line.startswith("[rank") else line
-        if line.startswith("{") and '"final"' in line:
-            return json.loads(line)
-    raise RuntimeError("no final record in:\n" + output[-3000:])
 
 
 def train(cmd, env, metrics=None):

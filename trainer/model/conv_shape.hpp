@@ -5,13 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#ifndef DDP_HD  // as model/kernels.hpp: the CUDA kernels read the shapes too
-#ifdef __CUDACC__
-#define DDP_HD __host__ __device__
-#else
-#define DDP_HD
-#endif
-#endif
+#include "model/host_device.hpp"  // the CUDA kernels read the shapes too
+
 
 namespace ddp::train {
 

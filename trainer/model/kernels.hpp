@@ -6,13 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifndef DDP_HD  // also in model/conv_shape.hpp
-#ifdef __CUDACC__
-#define DDP_HD __host__ __device__
-#else
-#define DDP_HD
-#endif
-#endif
+#include "model/host_device.hpp"
 
 namespace ddp::train {
 
