@@ -14,6 +14,7 @@
 #
 #   tests/sanitize.sh                       # all three
 #   tests/sanitize.sh unit|fuzz|cluster     # one step (the build is always refreshed)
+#   DDP_SANITIZE_ONLY=REGEX tests/sanitize.sh unit cluster   # only the tests whose names match
 set -euo pipefail
 cd "$(dirname "$0")/.."
 (($# > 0)) || set -- unit fuzz cluster
@@ -34,12 +35,14 @@ export UBSAN_OPTIONS="$common:print_stacktrace=1:halt_on_error=1"
 # Leaks inside libraries we do not own, each explained in lsan.supp.
 export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp:print_suppressions=0"
 
+only=()
+[[ -z ${DDP_SANITIZE_ONLY:-} ]] || only=(-R "$DDP_SANITIZE_ONLY")
 status=0
 for step in "$@"; do
   case $step in
   unit)
     ASAN_OPTIONS="$common:detect_leaks=1:strict_string_checks=1:check_initialization_order=1" \
-      ctest --test-dir "$build" --output-on-failure -L unit || status=1
+      ctest --test-dir "$build" --output-on-failure -L unit "${only[@]}" || status=1
     ;;
   fuzz)
     ASAN_OPTIONS="$common:detect_leaks=1" ctest --test-dir "$build" --output-on-failure -L fuzz -j"$(nproc)" || status=1
@@ -62,7 +65,7 @@ for step in "$@"; do
     # design; our own leaks are the unit step's job.
     # verify_asan_link_order=0: the runtime is preloaded, not first in DT_NEEDED.
     PATH=$wrappers:$PATH DDP_TEST_PRELOAD=$runtime ASAN_OPTIONS="$common:detect_leaks=0:verify_asan_link_order=0" \
-      ctest --test-dir "$build" --output-on-failure -LE "unit|lint|fuzz|unsanitized" || status=1
+      ctest --test-dir "$build" --output-on-failure -LE "unit|lint|fuzz|unsanitized" "${only[@]}" || status=1
     ;;
   *)
     echo "sanitize: unknown step '$step' (unit | fuzz | cluster)" >&2
