@@ -6,7 +6,7 @@
 #
 # Benchmarks are not tests: nothing here asserts a time. Each comparison is
 # paired (A B A B ...) in one run and its ratio taken pair by pair; figures are
-# medians with min and max. Takes about 20 minutes on the 2-core development VM
+# medians with min and max. Takes about 45 minutes on the 2-core development VM
 # (the training comparison runs twice: natively against Debian 12's PyTorch
 # 1.13, and in a Debian 13 chroot against its PyTorch 2.6).
 set -euo pipefail
@@ -25,6 +25,9 @@ bench/trainer_bench.py --repeats "$repeats"
 
 echo "bench: training throughput again in a Debian 13 chroot: ddp-train vs PyTorch 2.6 DDP"
 REPEATS=$repeats tests/chroot/run.sh trixie --bench
+
+echo "bench: the tutorials' CNN under srun --ddp, ddp-train vs PyTorch DDP (about 8 minutes a pair)"
+/usr/bin/python3 bench/cnn_bench.py --repeats "$repeats"
 
 echo "bench: launch latency, srun --ddp vs torchrun vs the workers alone"
 bench/launch_bench.py --repeats "$((repeats + 2))"
