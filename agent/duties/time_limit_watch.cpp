@@ -30,10 +30,10 @@ TimeLimitWatch::TimeLimitWatch(const NodePlan& plan, bool standalone) : job_(sco
   if (standalone || plan.job_id == 0 || plan.node_rank != 0 || plan.requeue) return;
   if (const auto end = end_time_from_env(std::getenv("SLURM_JOB_END_TIME"))) {
     end_ = *end;
-    phase_ = Phase::Waiting;
-  } else {
-    ask();
+  } else {  // "due" when the first ask is: kFirstAsk from now
+    end_ = std::time(nullptr) + kFirstAsk.count() + kLead.count();
   }
+  phase_ = Phase::Waiting;
 }
 
 void TimeLimitWatch::ask() {

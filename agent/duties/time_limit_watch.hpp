@@ -7,7 +7,8 @@
 // lost. Slurm's own "CANCELLED ... DUE TO TIME LIMIT" line says what
 // happened; this says it first, with what to do, within a minute of the end.
 // The end is SLURM_JOB_END_TIME where Slurm exports it (newer releases; not 22.05),
-// else asked of slurmctld once at the start (`scontrol show job -o`), and
+// else asked of slurmctld once, 30 s into the step (`scontrol show job -o`:
+// a short step costs slurmctld nothing, bench/rpc_bench.py counts), and
 // asked again when due, since the limit may have moved (scontrol update
 // TimeLimit=). Not with --ddp-requeue, which says when it requeues.
 #pragma once
@@ -32,6 +33,7 @@ std::string time_limit_warning(const std::string& job, std::chrono::seconds left
 class TimeLimitWatch {
  public:
   static constexpr std::chrono::seconds kLead{60};
+  static constexpr std::chrono::seconds kFirstAsk{30};  // without SLURM_JOB_END_TIME
   TimeLimitWatch(const NodePlan& plan, bool standalone);
   // From the loop: asks when due, reads the answer, warns once.
   void tick(std::time_t now);
