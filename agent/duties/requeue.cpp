@@ -12,7 +12,7 @@
 namespace ddp::agent {
 
 namespace {
-constexpr std::chrono::seconds kScontrolTimeout{30};
+constexpr std::chrono::seconds kRequeueRpcTimeout{30};
 constexpr std::chrono::seconds kMargin{5};
 
 // Slurm's KillWait as srun read it (SLURM_DDP_KILL_WAIT); Slurm's default, 30 s, when unknown.
@@ -70,14 +70,14 @@ Status Requeue::start(const std::string& job, const std::string& exclude, const 
 }
 
 Status Requeue::run_step() {
-  return scontrol_.start(steps_[step_], kScontrolTimeout, "(is slurm-client installed on node 0?)");
+  return scontrol_.start(steps_[step_], kRequeueRpcTimeout, "(is slurm-client installed on node 0?)");
 }
 
 std::optional<Status> Requeue::poll() {
   auto outcome = scontrol_.poll();
   if (!outcome) return std::nullopt;
   if (outcome->timed_out)
-    outcome->said = "no answer from slurmctld within " + std::to_string(kScontrolTimeout.count()) + " s";
+    outcome->said = "no answer from slurmctld within " + std::to_string(kRequeueRpcTimeout.count()) + " s";
   if (!outcome->ok && !error_) {
     std::string words;
     for (std::size_t i = 1; i < steps_[step_].size() && i < 3; ++i) words += " " + steps_[step_][i];

@@ -10,7 +10,7 @@
 namespace ddp::agent {
 
 namespace {
-constexpr auto kScontrolTimeout = std::chrono::seconds(10);
+constexpr auto kShowJobTimeout = std::chrono::seconds(10);
 }  // namespace
 
 std::optional<std::time_t> end_time_from_env(const char* text) {
@@ -37,7 +37,7 @@ TimeLimitWatch::TimeLimitWatch(const NodePlan& plan, bool standalone) : job_(sco
 }
 
 void TimeLimitWatch::ask() {
-  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kScontrolTimeout, ""); !ok) {
+  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kShowJobTimeout, ""); !ok) {
     spdlog::debug("cannot ask slurmctld for job {}'s time limit: {}", job_, ok.error());
     phase_ = Phase::Off;
     return;

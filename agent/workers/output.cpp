@@ -26,7 +26,6 @@ constexpr std::uint64_t kMaxRank = (1u << 20) - 1;
 // the user is told that the output is held.
 constexpr std::chrono::milliseconds kHeldNotice{2000};
 
-std::string errno_text() { return std::strerror(errno); }
 
 // mkdir -p with permissions 0755 (less the umask) for the directories it creates.
 Status make_dirs(const std::string& dir) {

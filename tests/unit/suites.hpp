@@ -3,6 +3,9 @@
 #pragma once
 
 #include <check.h>
+// Check's old `fail` macro would rewrite ddp::fail in every header included
+// after this one (the unit tests are compiled as unity sources).
+#undef fail
 
 #include <initializer_list>
 #include <string>

@@ -58,7 +58,7 @@ std::string all_warnings(const BindingPlan& plan) {
   return out;
 }
 
-std::string scratch() {
+std::string topology_scratch() {
   char tmpl[] = "/tmp/ddp-binding-test-XXXXXX";
   const char* dir = mkdtemp(tmpl);
   ck_assert_ptr_nonnull(dir);
@@ -423,7 +423,7 @@ START_TEST(synthetic_pxb_phb_and_nic_name_order) {
 </object>
 </topology>
 )";
-  const auto dir = scratch();
+  const auto dir = topology_scratch();
   write(fs::path(dir) / "synthetic.xml", text);
   const auto t = load_topology_xml(dir + "/synthetic.xml");
   ck_assert_msg(t.ok(), "%s", t.ok() ? "" : t.error().c_str());
@@ -518,7 +518,7 @@ START_TEST(bus_ids_normalize) {
 END_TEST
 
 START_TEST(gpu_minors_from_driver_files) {
-  const auto dir = scratch();
+  const auto dir = topology_scratch();
   write(fs::path(dir) / "0000:18:00.0" / "information", information("0000:18:00.0", "Device Minor: \t 2"));
   write(fs::path(dir) / "0000:2C:00.0" / "information", information("0000:2C:00.0", "Device Minor: \t 1"));
   write(fs::path(dir) / "0000:98:00.0" / "information", information("0000:98:00.0", "Device Minor: \t 0"));
@@ -537,7 +537,7 @@ START_TEST(gpu_minors_from_driver_files) {
 END_TEST
 
 START_TEST(gpu_minors_errors_name_the_file) {
-  const auto dir = scratch();
+  const auto dir = topology_scratch();
   const auto one = [&](const std::string& name, const std::string* minor_line) {
     fs::remove_all(dir);
     if (minor_line)

@@ -18,7 +18,7 @@ Transition feed(Lifecycle& l, Event e) {
   return t;
 }
 
-Event stopped(bool health_running = false) { return {Event::WorkersStopped, 0, false, health_running}; }
+Event workers_stopped(bool health_running = false) { return {Event::WorkersStopped, 0, false, health_running}; }
 
 // Rendezvous -> Running, the workers started.
 Lifecycle running() {
@@ -59,7 +59,7 @@ START_TEST(a_failure_stops_reports_stopped_and_a_restart_runs_again) {
     ck_assert(feed(l, {kind}).ignored);  // nor anything that comes of one
     ck_assert(l.state == S::Stopping && l.stopping_workers);
   }
-  t = feed(l, stopped());
+  t = feed(l, workers_stopped());
   ck_assert(t.report_stopped);
   ck_assert(l.state == S::WaitOrders && !l.stopping_workers);
   ck_assert(!feed(l, {Event::Start}).ignored);  // the next attempt
@@ -78,7 +78,7 @@ START_TEST(a_stop_order_then_the_verdict_ends_with_its_code) {
   ck_assert_int_eq(t.signal_workers, 0);
   ck_assert(l.state == S::Stopping);
   ck_assert(l.finish_code == 5);
-  t = feed(l, stopped());
+  t = feed(l, workers_stopped());
   ck_assert(!t.report_stopped);  // the run is over: no STOPPED
   ck_assert(l.state == S::Done);
   ck_assert_int_eq(l.exit_code, 5);
@@ -88,7 +88,7 @@ END_TEST
 START_TEST(restarts_exhausted_after_stopped_end_with_the_failures_code) {
   Lifecycle l = running();
   feed(l, {Event::WorkerFailed, 3});
-  feed(l, stopped());
+  feed(l, workers_stopped());
   ck_assert(l.state == S::WaitOrders);
   feed(l, {Event::Verdict, 3, false});
   ck_assert(l.state == S::Done);
@@ -126,7 +126,7 @@ START_TEST(workers_that_cannot_start_are_stopped_and_reported) {
   const auto t = feed(l, {Event::StartFailed});
   ck_assert(l.state == S::Stopping);
   ck_assert_int_eq(t.signal_workers, SIGTERM);
-  ck_assert(feed(l, stopped()).report_stopped);
+  ck_assert(feed(l, workers_stopped()).report_stopped);
   ck_assert(l.state == S::WaitOrders);
 }
 END_TEST
@@ -134,7 +134,7 @@ END_TEST
 START_TEST(the_health_check_defers_stopped_until_its_verdict) {
   Lifecycle l = running();
   feed(l, {Event::WorkerFailed, 7});
-  auto t = feed(l, stopped(true));  // the HealthCheck still runs
+  auto t = feed(l, workers_stopped(true));  // the HealthCheck still runs
   ck_assert(!t.report_stopped);
   ck_assert(l.state == S::Stopping && !l.stopping_workers && l.stopped_awaits_health);
   ck_assert(feed(l, {Event::HealthVerdict, 0, false, true}).ignored == false);
@@ -149,7 +149,7 @@ END_TEST
 START_TEST(the_verdict_during_the_health_check_ends_without_stopped) {
   Lifecycle l = running();
   feed(l, {Event::WorkerFailed, 7});
-  feed(l, stopped(true));
+  feed(l, workers_stopped(true));
   const auto t = feed(l, {Event::Verdict, 7, false});
   ck_assert(!t.report_stopped && t.signal_workers == 0);
   ck_assert(l.state == S::Done && !l.stopped_awaits_health);
@@ -164,7 +164,7 @@ START_TEST(a_lost_coordinator_stops_the_workers_and_ends_with_1) {
   ck_assert(l.lost);
   ck_assert_int_eq(t.signal_workers, SIGTERM);
   ck_assert(l.state == S::Stopping);
-  t = feed(l, stopped());
+  t = feed(l, workers_stopped());
   ck_assert(!t.report_stopped);
   ck_assert(l.state == S::Done);
   ck_assert_int_eq(l.exit_code, 1);
@@ -176,7 +176,7 @@ START_TEST(a_lost_coordinator_stops_the_workers_and_ends_with_1) {
   Lifecycle failed = running();
   feed(failed, {Event::WorkerFailed, 9});
   feed(failed, {Event::Lost, 0, true});
-  feed(failed, stopped());
+  feed(failed, workers_stopped());
   ck_assert_int_eq(failed.exit_code, 9);
 }
 END_TEST
@@ -191,13 +191,13 @@ START_TEST(a_signal_stops_the_workers_with_itself_and_ends_with_128_plus_it) {
   ck_assert(t.kill_workers);
   ck_assert_int_eq(t.signal_workers, 0);
   feed(l, {Event::Verdict, 3, true});  // the signal's code wins over the verdict's
-  feed(l, stopped());
+  feed(l, workers_stopped());
   ck_assert(l.state == S::Done);
   ck_assert_int_eq(l.exit_code, 128 + SIGINT);
 
   Lifecycle term = running();
   ck_assert_int_eq(feed(term, {Event::Signal, SIGTERM}).signal_workers, SIGTERM);
-  feed(term, stopped());
+  feed(term, workers_stopped());
   ck_assert_int_eq(term.exit_code, 143);
 }
 END_TEST
@@ -208,7 +208,7 @@ START_TEST(a_signal_while_stopping_or_done_changes_only_the_end) {
   auto t = feed(l, {Event::Signal, SIGTERM});
   ck_assert_int_eq(t.signal_workers, 0);  // stopping already
   ck_assert(!t.kill_workers);
-  ck_assert(!feed(l, stopped()).report_stopped);  // the run ends instead of STOPPED
+  ck_assert(!feed(l, workers_stopped()).report_stopped);  // the run ends instead of STOPPED
   ck_assert_int_eq(l.exit_code, 143);
   Lifecycle done = running();
   feed(done, {Event::AllFinished});

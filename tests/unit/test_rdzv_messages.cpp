@@ -148,7 +148,7 @@ START_TEST(a_long_tail_is_shortened_to_fit_one_line) {
   Failure f = worker_failure();
   f.stderr_tail = std::string(6000, '\x01') + "the last line\n";  // percent-encoded: three bytes each
   const auto line = encode(Fail{f}.to_message());
-  ck_assert(!line.empty() && line.size() <= kMaxLineBytes + 1);
+  ck_assert(!line.empty() && line.size() <= rdzv::kMaxLineBytes + 1);
   const auto back = Fail::from_message(*decode(line.substr(0, line.size() - 1)));
   ck_assert(back.ok());
   ck_assert(back->failure.stderr_tail.starts_with("..."));
@@ -167,7 +167,7 @@ START_TEST(a_verdict_with_two_long_tails_fits_one_line) {
   RootCause cause{f, 2, {}, related, std::nullopt, {}};
   const auto line = encode(Done{Verdict{cause}}.to_message());
   ck_assert_msg(!line.empty(), "DONE did not fit one line");
-  ck_assert(line.size() <= kMaxLineBytes + 1);
+  ck_assert(line.size() <= rdzv::kMaxLineBytes + 1);
   const auto back = Done::from_message(*decode(line.substr(0, line.size() - 1)));
   ck_assert(back.ok() && back->verdict.cause);
   ck_assert(back->verdict.cause->failure.stderr_tail.ends_with("the culprit's last line\n"));

@@ -20,12 +20,7 @@ namespace ddp::train {
 namespace {
 constexpr std::size_t kMaxLocal = 256;
 constexpr std::size_t kLine = 64;
-constexpr std::uint64_t kMagic = 0x64647073686d3031ULL;  // "ddpshm01"
-
-struct alignas(kLine) Counter {
-  std::atomic<std::uint64_t> value;
-  std::atomic<std::int64_t> pid;
-};
+constexpr std::uint64_t kShmMagic = 0x64647073686d3031ULL;  // "ddpshm01"
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
@@ -110,7 +105,13 @@ struct UnlinkOnReturn {
 
 }  // namespace
 
+// The segment's start. (Its types are its own, not in the anonymous namespace:
+// a class of the header's must not depend on one; -Wsubobject-linkage.)
 struct ShmGroup::Header {
+  struct alignas(kLine) Counter {
+    std::atomic<std::uint64_t> value;
+    std::atomic<std::int64_t> pid;
+  };
   std::uint64_t magic;
   std::uint64_t nonce;
   std::uint64_t local_size;
@@ -164,14 +165,14 @@ void ShmGroup::initialise_header(std::uint64_t nonce) {
     header_->counters[i].pid.store(0);
   }
   std::atomic_thread_fence(std::memory_order_release);
-  std::atomic_ref<std::uint64_t>(header_->magic).store(kMagic, std::memory_order_release);
+  std::atomic_ref<std::uint64_t>(header_->magic).store(kShmMagic, std::memory_order_release);
 }
 
 // The other local ranks: waits for the magic, then checks that the header is
 // the one local rank 0 published.
 Status ShmGroup::await_header(const std::string& name, std::uint64_t nonce, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::atomic_ref<std::uint64_t>(header_->magic).load(std::memory_order_acquire) != kMagic) {
+  while (std::atomic_ref<std::uint64_t>(header_->magic).load(std::memory_order_acquire) != kShmMagic) {
     if (std::chrono::steady_clock::now() > deadline) return fail("shared memory " + name + " was never initialised");
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -190,7 +191,7 @@ Status ShmGroup::barrier(std::chrono::milliseconds timeout) {
   header_->counters[local_rank_].value.store(generation_, std::memory_order_release);
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < local_size_; ++i) {
-    Counter& c = header_->counters[i];
+    Header::Counter& c = header_->counters[i];
     // Spin briefly (the peers are usually microseconds behind), then yield,
     // then sleep, checking now and then that the peer is still alive.
     for (std::uint64_t spins = 0; c.value.load(std::memory_order_acquire) < generation_; ++spins) {

@@ -80,7 +80,6 @@ bool send_all(int fd, const Bytes& data) {
   return true;
 }
 
-std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
 

@@ -16,7 +16,7 @@
 namespace ddp::train {
 namespace {
 
-constexpr char kMagic[8] = {'D', 'D', 'P', 'S', 'N', 'A', 'P', '1'};
+constexpr char kSnapshotMagic[8] = {'D', 'D', 'P', 'S', 'N', 'A', 'P', '1'};
 constexpr char kEnd[8] = {'D', 'D', 'P', 'S', 'E', 'N', 'D', '1'};
 constexpr const char* kPrefix = "snapshot-";
 constexpr const char* kSuffix = ".ddps";
@@ -43,7 +43,6 @@ std::uint32_t crc_of(const char* data, std::size_t n) {
   return std::uint32_t(crc);
 }
 
-std::string errno_text() { return std::strerror(errno); }
 
 // Step number of "snapshot-000000000123.ddps", or -1.
 long long step_of(const std::string& name) {
@@ -98,7 +97,7 @@ std::string snapshot_file_name(std::uint64_t global_step) {
 std::vector<char> encode_snapshot(const Snapshot& snapshot) {
   std::string meta;
   for (const auto& [k, v] : snapshot.meta) meta += k + "=" + v + "\n";
-  std::vector<char> out(kMagic, kMagic + 8);
+  std::vector<char> out(kSnapshotMagic, kSnapshotMagic + 8);
   put<std::uint64_t>(out, 0);  // total length, patched below
   put<std::uint32_t>(out, std::uint32_t(meta.size()));
   out.insert(out.end(), meta.begin(), meta.end());
@@ -116,7 +115,7 @@ std::vector<char> encode_snapshot(const Snapshot& snapshot) {
 }
 
 Result<Snapshot> decode_snapshot(const std::vector<char>& b, const std::string& origin) {
-  if (b.size() < 16 || std::memcmp(b.data(), kMagic, 8) != 0) return fail(origin + ": not a ddp-train snapshot");
+  if (b.size() < 16 || std::memcmp(b.data(), kSnapshotMagic, 8) != 0) return fail(origin + ": not a ddp-train snapshot");
   const std::uint64_t total = take<std::uint64_t>(b.data() + 8);
   if (b.size() < total)
     return fail(origin + ": truncated (" + std::to_string(b.size()) + " of " + std::to_string(total) + " bytes)");

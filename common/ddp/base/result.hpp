@@ -3,6 +3,8 @@
 // parsers and planners stay pure and no exception ever reaches Slurm's C code.
 #pragma once
 
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <variant>
@@ -36,5 +38,8 @@ struct Ok {};
 using Status = Result<Ok>;
 
 inline Error fail(std::string message) { return Error{std::move(message)}; }
+
+// What the last failed system call said, for such a message.
+inline std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace ddp
