@@ -30,8 +30,15 @@ std::string slurm_stop_text(const std::string& show_job, int sig) {
     return "Slurm stopped the job: its time limit came" + facts +
            "; ask for more with --time, or resume from the "
            "newest checkpoint in a new job (--ddp-requeue does it before the limit)";
-  if (state == "PREEMPTED" || reason.find("Preempt") != std::string::npos)
-    return "Slurm stopped the job: it was preempted" + facts;
+  // A preempted job is still RUNNING while its tasks have their GraceTime
+  // (slurm.conf(5)): the sign is PreemptTime, set when Slurm chose to
+  // preempt it ("None" before).
+  const std::string preempted_at = field(show_job, "PreemptTime");
+  if (state == "PREEMPTED" || reason.find("Preempt") != std::string::npos ||
+      (!preempted_at.empty() && preempted_at != "None"))
+    return "Slurm stopped the job: it was preempted by a job of higher priority" + facts +
+           "; resume from the newest checkpoint in a new job, or ask the site for a partition or QOS that is "
+           "not preempted";
   if (state == "RUNNING" || state == "SUSPENDED")
     return "Slurm stopped this step while the job goes on" + facts +
            ": the step was cancelled (scancel JOB.STEP) or srun was interrupted";

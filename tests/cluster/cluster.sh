@@ -6,7 +6,7 @@
 #                     [--plugin SO] [--agent PATH] [--plugstack FILE]
 #                     [--cli-filter FILE] [--task-prolog FILE] [--configless]
 #                     [--slurmd-timeout SECONDS] [--slurm DIR] [--gpu-files LIST]
-#                     [--host-network]
+#                     [--host-network] [--preemption]
 #   cluster.sh down   [--name NAME]
 #   cluster.sh env    [--name NAME]     # prints `export SLURM_CONF=...`: eval it
 #   cluster.sh shell  [--name NAME]     # a shell whose srun/sbatch use the cluster
@@ -53,6 +53,11 @@
 #     ships (slurm.conf, gres.conf, plugstack.conf, ...), kept in its
 #     SlurmdSpoolDir/conf-cache; clients (srun) still read the cluster's
 #     directory, as a login node with the config files does.
+#   - optionally (--preemption) preemption by partition, as many sites run it:
+#     PreemptType=preempt/partition_prio, PreemptMode=CANCEL; jobs of the
+#     partition "urgent" (PriorityTier=2, not the default) preempt those of
+#     "debug" (PriorityTier=1), which get SIGTERM and GraceTime=10 seconds
+#     before they are killed.
 #
 # Several clusters run side by side when their names and indices differ. `down`
 # removes only what `up` recorded in the cluster's directory, in reverse order, so
@@ -73,6 +78,7 @@ task_prolog=
 configless=0
 ib=0
 slurmd_timeout=30
+preemption=0
 slurm_dir=
 gpu_files=
 host_network=0
@@ -100,6 +106,7 @@ while (($#)); do
     --slurm) slurm_dir=$2; shift 2 ;;
     --gpu-files) gpu_files=$2; shift 2 ;;
     --host-network) host_network=1; shift ;;
+    --preemption) preemption=1; shift ;;
     -h|--help) usage 0 ;;
     *) node_args=("$@"); break ;;
   esac
@@ -210,7 +217,18 @@ EOF
   local i addrs=()
   for ((i = 0; i < nodes; i++)); do addrs+=("$(node_addr "$i")"); done
   sed -i "s|^NodeName=.*|& NodeAddr=$(IFS=,; echo "${addrs[*]}")|" "$conf"
-  echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$conf"
+  if ((preemption)); then
+    # A preempted job's tasks get SIGCONT and SIGTERM, and SIGKILL GraceTime
+    # later (slurm.conf(5), GraceTime).
+    cat >>"$conf" <<EOF
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1 GraceTime=10
+PartitionName=urgent Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=2 PreemptMode=OFF
+EOF
+  else
+    echo "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP" >>"$conf"
+  fi
 
   {
     echo "AutoDetect=off"

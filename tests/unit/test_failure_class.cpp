@@ -175,6 +175,14 @@ START_TEST(slurm_stops_are_told_apart) {
   CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None", SIGTERM),
               "Slurm stopped this step while the job goes on");
   CK_CONTAINS(slurm_stop_text("JobId=3 JobState=PREEMPTED Reason=None", SIGTERM), "it was preempted");
+  // In its GraceTime a preempted job is still RUNNING; PreemptTime says it
+  // (Slurm 22.05's scontrol, seen on the test cluster with --preemption).
+  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None PreemptEligibleTime=2026-11-27T19:38:13 "
+                              "PreemptTime=2026-11-27T19:38:38 SuspendTime=None",
+                              SIGTERM),
+              "it was preempted");
+  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None PreemptTime=None", SIGTERM),
+              "while the job goes on");
 }
 END_TEST
 
