@@ -152,8 +152,13 @@ void Agent::on_stop(std::uint32_t attempt) {
 }
 
 void Agent::on_done(const Verdict& verdict) {
-  // One root cause for the whole job: node 0's agent prints it.
-  if (verdict.cause && coordinator_) {
+  // One root cause for the whole job: node 0's agent prints it. Slurm's stop
+  // (another node's agent got the signal first): slurmctld says why.
+  const bool slurm_stop = verdict.cause && class_of(verdict.cause->failure) == FailureClass::SlurmStop;
+  if (verdict.cause && coordinator_ && slurm_stop && report_.explains_stops()) {
+    if (spec_.plan.verbose) spdlog::info("stopping: {}", describe(*verdict.cause));
+    report_.on_signal(verdict.cause->failure.signal);
+  } else if (verdict.cause && coordinator_) {
     spdlog::error("root cause: {}", describe(*verdict.cause));
     report_.on_verdict(*verdict.cause);
   }
@@ -193,6 +198,9 @@ void Agent::on_signal() {
       // Node 0 asks slurmctld once why (a time limit, scancel...), unless it
       // requeued the job itself or the run had its verdict.
       if (coordinator_ && !requeue_.holds() && !coordinator_->verdict()) report_.on_signal(sig);
+      // Said to node 0 before this node ends: Slurm's stop, not a lost node.
+      if (client_ && !life_.stop_signal && life_.state != AgentState::Done && !requeue_.holds())
+        client_->report_signalled(sig);
       step({.kind = Event::Signal, .value = sig});
     }
   }
@@ -245,7 +253,7 @@ std::optional<int> Agent::set_up() {
 Status Agent::make_run_files() {
   auto files = RunFiles::make();
   if (files) {
-    files_ = std::move(*files);
+    files_ = std::move(files).value();
     return Ok{};
   }
   const std::string fix = "point TMPDIR at a directory the job's user may write";
@@ -347,8 +355,7 @@ int Agent::run() {
   }
   if (group_.running() > 0) group_.stop(spec_.grace);
   output_.drain();
-  if (life_.exit_code == 0) files_.remove_all();
-  return life_.exit_code;
+  return life_.exit_code;  // files_ goes with the agent, unless kept
 }
 
 int run_agent(AgentSpec spec) { return Agent(std::move(spec)).run(); }

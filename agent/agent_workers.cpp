@@ -121,6 +121,7 @@ void Agent::report_exit(const WorkerExit& exit) {
 // The first failure on this node: report it, then stop our other workers at
 // once rather than waiting for the coordinator's STOP.
 void Agent::report_failure(const Failure& failure) {
+  if (!failure.error_file.empty()) files_.keep();  // the root cause may point at it
   client_->report_failure(failure);
   health_.start(failure.rank.value_or(attempt_.layout.rank_base), what_happened(failure));
   step({.kind = Event::WorkerFailed, .value = failure.exit_code});

@@ -40,6 +40,8 @@ class JobReport {
   // A terminating signal reached node 0: ask once why (not after a verdict,
   // nor when node 0 requeues the job itself).
   void on_signal(int sig);
+  // Whether on_signal() asks slurmctld (node 0 of a Slurm job).
+  bool explains_stops() const { return enabled_; }
   // A failed verdict: into the job's Comment.
   void on_verdict(const RootCause& cause);
   // From the loop: reads the answers, says what Slurm did, updates the Comment.

@@ -21,14 +21,13 @@ constexpr auto kHangSettle = std::chrono::seconds(4);
 // workers get 3 s to print their stacks and die.
 constexpr auto kHangNoticeWait = std::chrono::seconds(8);
 
-// A failure as a related one: its first line is all the root cause shows.
+}  // namespace
+
 Failure without_output(Failure f) {
   f.stderr_tail.clear();
   f.error_file.clear();
   return f;
 }
-
-}  // namespace
 
 HangSuspicion suspicion_of(const HangFacts& hang) {
   // A rank that never signalled is behind every rank that did: step 0.
@@ -91,11 +90,6 @@ std::optional<std::string> Coordinator::admit(std::uint32_t node) const {
                 : "node " + std::to_string(node) + " has already joined";
 }
 
-void Coordinator::on_close(std::uint32_t node, std::uint64_t peer, const std::string& why) {
-  if (nodes_[node].peer == peer && !nodes_[node].finished && phase_ != Phase::Done)
-    node_lost(node, "its agent's connection ended (" + why + ")");
-}
-
 // A node of this step runs another release (a rolling upgrade caught it
 // half-way): nothing can run until every node runs the same.
 void Coordinator::on_mismatch(std::uint32_t, const std::string& why) {
@@ -116,6 +110,7 @@ void Coordinator::on_message(std::uint32_t node, std::uint64_t peer, const rdzv:
   if (const auto* stopped = std::get_if<rdzv::Stopped>(&*report)) return on_stopped(node, *stopped);
   if (const auto* finished = std::get_if<rdzv::Finished>(&*report)) return on_finished(node, peer, *finished);
   if (const auto* checked = std::get_if<rdzv::Checked>(&*report)) return on_checked(node, *checked);
+  if (const auto* signalled = std::get_if<rdzv::Signalled>(&*report)) return on_signalled(node, *signalled);
 }
 
 void Coordinator::on_join(std::uint32_t node, const rdzv::Join& join) {
@@ -302,58 +297,6 @@ Failure Coordinator::node_failure(std::uint32_t node, FailureKind kind, std::str
   f.addr = nodes_[node].addr;
   f.detail = std::move(detail);
   return f;
-}
-
-// A node stopped answering (heartbeats, or its connection ended), or its
-// HealthCheck found it unhealthy. Its place goes to a spare, or its group is
-// dropped (--ddp-min-nodes), and every worker restarts; a lost spare only
-// costs a spare (roster.hpp). The node is never used again: its connection is
-// closed and a new one from it refused.
-void Coordinator::node_lost(std::uint32_t node, const std::string& why, bool unhealthy) {
-  Node& n = nodes_[node];
-  if (n.lost) return;
-  n.lost = true;
-  Failure loss = node_failure(node, unhealthy ? FailureKind::NodeUnhealthy : FailureKind::NodeLost, why);
-  if (unhealthy && !n.slurm_node.empty()) taken_out_.push_back({n.slurm_node, why});
-  if (phase_ == Phase::Rendezvous) return finish(root_cause(std::move(loss)));
-  if (gate_.serves(n.peer, node)) {
-    // An unhealthy node's agent still listens: BYE lets it end well (its
-    // workers are stopped); a lost one's connection is closed. Either may
-    // close the connection at once and end the peer.
-    gate_.mark_closing(n.peer);
-    if (!unhealthy)
-      gate_.close_peer(n.peer, "node lost");
-    else if (node != 0)
-      gate_.send(n.peer, rdzv::Bye{}.to_message());
-  }
-  if (phase_ == Phase::Done) return;
-  RootCause cause = root_cause(loss);
-  // What ran the health check: this node's own first failure of the attempt.
-  if (unhealthy && n.failure) cause.related = without_output(*n.failure);
-  if (node == 0) {  // its agent hosts this coordinator, and MASTER_ADDR is its address
-    can_go_on_ = false;
-    cause.failure.consequence = "node 0 cannot be replaced (it hosts the rendezvous and MASTER_ADDR)";
-  } else {
-    const auto change = lose_node(*roster_, node, config_.min_nodes, [this](std::uint32_t i) { return node_name(i); });
-    if (change.kind == RosterChange::Kind::Unused) {
-      spdlog::warn("rendezvous: {}", change.text);  // a spare: no worker was there
-      return;
-    }
-    cause.failure.consequence = change.text;
-    changes_.push_back(first_line(cause.failure, cause.attempts));
-    roster_changed_ = true;
-    if (change.kind == RosterChange::Kind::CannotGoOn) can_go_on_ = false;
-    // Stopping already: the workers that failed first most likely failed
-    // because of this loss (a peer gone mid-collective); the loss is the cause.
-    if (!unhealthy && cause_) cause.related = without_output(cause_->failure);
-  }
-  if (phase_ == Phase::Running) return begin_stop(std::move(cause));
-  if (phase_ == Phase::Preflight) {  // no worker runs yet: the checks go on without it, or the job ends
-    if (!can_go_on_) return finish(std::move(cause));
-    return spdlog::warn("rendezvous: {}", changes_.back());
-  }
-  cause_ = std::move(cause);
-  check_stopped();
 }
 
 void Coordinator::begin_stop(RootCause cause) {

@@ -86,6 +86,9 @@ struct HangSuspicion {
 };
 HangSuspicion suspicion_of(const HangFacts& hang);
 
+// A failure as a related one: its first line is all the root cause shows.
+Failure without_output(Failure f);
+
 // The pre-flight under way (coordinator_preflight.cpp): its turns, the one
 // running, and every node's figures so far.
 struct PreflightState {
@@ -148,6 +151,7 @@ class Coordinator {
     std::optional<std::uint32_t> stopped_attempt;
     std::optional<std::uint32_t> failed_attempt;  // reported a failure in that attempt
     std::optional<Failure> failure;               // its first one in this attempt (what ran its HealthCheck)
+    int signalled = 0;  // its agent's terminating signal (SIGNALLED): its end is Slurm's stop, not a loss
   };
   // The job's lifecycle, in the agents' words (lifecycle.hpp): Rendezvous
   // (gathering every node's JOIN), Preflight (--ddp-preflight: the checks
@@ -167,6 +171,7 @@ class Coordinator {
   void on_hanging(std::uint32_t node, const rdzv::Hanging& hanging);
   void on_stopped(std::uint32_t node, const rdzv::Stopped& stopped);
   void on_finished(std::uint32_t node, std::uint64_t peer, const rdzv::Finished& finished);
+  void on_signalled(std::uint32_t node, const rdzv::Signalled& signalled);
   void note_hang(std::uint32_t node, const Failure& failure);
   void decide_hang();
   // `unhealthy`: its agent reported a failed HealthCheck (it still listens).

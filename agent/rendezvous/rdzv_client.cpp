@@ -367,4 +367,8 @@ void RdzvClient::report_stopped(std::uint32_t attempt, const std::string& unheal
 
 void RdzvClient::report_finished(std::uint32_t attempt) { send(rdzv::Finished{attempt}.to_message()); }
 
+void RdzvClient::report_signalled(int sig) {
+  if (welcomed_ && !done_) send(rdzv::Signalled{std::uint32_t(sig)}.to_message());
+}
+
 }  // namespace ddp::agent

@@ -77,6 +77,7 @@ class RdzvClient {
   // and what it said; the coordinator then takes this node out of the step.
   void report_stopped(std::uint32_t attempt, const std::string& unhealthy = "");
   void report_finished(std::uint32_t attempt);
+  void report_signalled(int sig);  // this agent's terminating signal, before its workers are stopped
   void report_checked(const rdzv::Checked& checked);
 
  private:

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "ddp/wire/progress_file.hpp"
@@ -59,8 +60,22 @@ Status RunFiles::prepare(std::uint32_t attempt, std::uint32_t rank, bool progres
   return create_progress_file(progress_file(attempt, rank));
 }
 
-void RunFiles::remove_all() const {
-  if (!made()) return;
+RunFiles::RunFiles(RunFiles&& other) noexcept
+    : dir_(std::exchange(other.dir_, {})), keep_(std::exchange(other.keep_, false)) {}
+
+RunFiles& RunFiles::operator=(RunFiles&& other) noexcept {
+  if (this != &other) {
+    remove_unless_kept();
+    dir_ = std::exchange(other.dir_, {});
+    keep_ = std::exchange(other.keep_, false);
+  }
+  return *this;
+}
+
+RunFiles::~RunFiles() { remove_unless_kept(); }
+
+void RunFiles::remove_unless_kept() noexcept {
+  if (!made() || keep_) return;
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }

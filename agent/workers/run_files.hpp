@@ -10,7 +10,9 @@
 //   attempt_A/rank_R/nccl        DDP_NCCL_STATS_FILE: its GPU's time in NCCL's
 //                                collectives, from our profiler plugin
 //                                (ddp/wire/nccl_stats.hpp)
-// Kept after a failure, removed when the run ends well.
+// Removed when the agent ends (however the run ended: well, failed, stopped by
+// Slurm), unless keep() was called: a failure this node reported names an
+// error file in it, which the root cause points at.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,11 @@ class RunFiles {
   // decides what a job without run files may still do).
   static Result<RunFiles> make();
   RunFiles() = default;  // none: every path is empty, prepare() fails
+  RunFiles(RunFiles&& other) noexcept;
+  RunFiles& operator=(RunFiles&& other) noexcept;
+  RunFiles(const RunFiles&) = delete;
+  RunFiles& operator=(const RunFiles&) = delete;
+  ~RunFiles();
 
   bool made() const { return !dir_.empty(); }
   std::string error_file(std::uint32_t attempt, std::uint32_t rank) const;
@@ -34,12 +41,15 @@ class RunFiles {
   // The rank's folder, and with `progress` its progress file, created new,
   // as never touched (the hang watch starts at a worker's first touch).
   Status prepare(std::uint32_t attempt, std::uint32_t rank, bool progress) const;
-  void remove_all() const;
+  // The root cause points into it: left for the user to read.
+  void keep() { keep_ = true; }
 
  private:
   explicit RunFiles(std::string dir) : dir_(std::move(dir)) {}
   std::string rank_dir(std::uint32_t attempt, std::uint32_t rank) const;
+  void remove_unless_kept() noexcept;
   std::string dir_;
+  bool keep_ = false;
 };
 
 }  // namespace ddp::agent

@@ -129,11 +129,16 @@ sed -i 's/^if how == "gpu" and/if how in ("gpu", "requeue") and/' "$script"
 id=$(sbatch --parsable -N3 -o "$WORK/requeue.out" -e "$WORK/requeue.err" "$WORK/requeue.sh") || fail "sbatch refused"
 wait_lines "$WORK/requeue.out" "rank 1 running on $CLUSTER_NAME-n2" 1 60
 scancel --signal=USR1 "$id"
+# Restarts=1 shows at requeuehold, before the update of ExcNodeList, and the
+# job is not yet held while it completes: wait for the whole sequence (held,
+# excluded, released), 60 s at most.
+requeue_done() {
+  info=$(scontrol show job "$id")
+  [[ $info == *Restarts=1* && $info == *"ExcNodeList=$CLUSTER_NAME-n1"* && $info != *JobHeldUser* &&
+     $info != *job_requeued_in_held_state* ]]
+}
 deadline=$((SECONDS + 60))
-until [[ $(scontrol show job "$id" | sed -n 's/.*Restarts=\([0-9]*\).*/\1/p') == 1 ]] || ((SECONDS > deadline)); do
-  sleep 0.2
-done
-info=$(scontrol show job "$id")
+until requeue_done || ((SECONDS > deadline)); do sleep 0.2; done
 scancel "$id"
 expect_in "$info" "Restarts=1" "node 0 requeued the job"
 # (Slurm ends the step at requeuehold; srun is gone before node 0's line about it.)

@@ -1057,6 +1057,43 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
 }
 END_TEST
 
+// Slurm's stop (scancel, preemption) signals every node's agent, in no set
+// order. A node whose agent ends first said SIGNALLED before its connection
+// ended: the run ends as Slurm's stop, not a lost node, and is not restarted;
+// a worker killed by the signal before it was heard of gives way to it.
+START_TEST(a_signalled_node_that_leaves_is_slurms_stop_not_a_loss) {
+  Rig rig;
+  const auto restarts = [](agent::CoordinatorConfig& c) { c.max_restarts = 3; };
+  auto& coordinator = rig.coordinator("sig.0", kSecretA, 2, milliseconds(5000), 64, restarts);
+  FakeNodes nodes(rig, coordinator, "sig.0", kSecretA, 2);
+  nodes.say(1, rdzv::Signalled{SIGTERM}.to_message());
+  nodes.drop(1);
+  CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[0]), "STOP attempt=0");
+  nodes.say(0, stopped());
+  for (int i = 0; i < 100 && !coordinator.verdict(); ++i) rig.turn();
+  ck_assert(coordinator.verdict().has_value());
+  ck_assert_int_eq(coordinator.verdict()->exit_code(), 128 + SIGTERM);
+  const auto cause = cause_of(coordinator);
+  CK_CONTAINS(cause, "node 1 (n1, 10.0.0.1): its agent received SIGTERM: Slurm is stopping the job or the step");
+  CK_CONTAINS(cause, "class slurm_stop: Slurm ended the job or step; no restart");
+  ck_assert_msg(cause.find("lost") == std::string::npos, "a lost node in: %s", cause.c_str());
+
+  auto& killed_first = rig.coordinator("sig.1", kSecretA, 2, milliseconds(5000), 64, restarts);
+  FakeNodes two(rig, killed_first, "sig.1", kSecretA, 2);
+  Failure killed = failure(0, 128 + SIGTERM);
+  killed.signal = SIGTERM;
+  two.say(0, fail_message(killed));
+  CK_STR_EQ(FakeNodes::next(rig, *two.peers[1]), "STOP attempt=0");
+  two.say(1, rdzv::Signalled{SIGTERM}.to_message());
+  two.drop(1);
+  two.say(0, stopped());
+  for (int i = 0; i < 100 && !killed_first.verdict(); ++i) rig.turn();
+  CK_CONTAINS(cause_of(killed_first), "node 1 (n1, 10.0.0.1): its agent received SIGTERM");
+  CK_CONTAINS(cause_of(killed_first), "(before Slurm's stop was heard of: worker rank 0 (local rank 0) on node 0 "
+                                      "(n0) was killed by SIGTERM");
+}
+END_TEST
+
 // Node 0's requeue runs Slurm's scontrol without blocking the loop: here a
 // stand-in scontrol that records its arguments, one that refuses as
 // slurmctld does for a job that may not be requeued, and one that is missing.
@@ -1180,7 +1217,7 @@ Suite* agent_suite() {
        read_progress_takes_a_step_number_or_none,
        the_culprit_is_the_stalled_rank_outside_a_collective,
        a_silent_worker_is_named_as_the_hang, the_coordinator_weighs_hang_reports_against_their_consequences,
-       the_coordinator_gives_a_lost_nodes_place_to_a_spare,
+       the_coordinator_gives_a_lost_nodes_place_to_a_spare, a_signalled_node_that_leaves_is_slurms_stop_not_a_loss,
        in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,
        without_a_hang_timeout_nothing_is_watched},
       30);

@@ -11,13 +11,14 @@ namespace ddp {
 
 namespace {
 
-constexpr std::array<std::pair<FailureKind, const char*>, 7> kKindNames = {{
+constexpr std::array<std::pair<FailureKind, const char*>, 8> kKindNames = {{
     {FailureKind::WorkerExited, "worker_exited"},
     {FailureKind::StartFailed, "start_failed"},
     {FailureKind::Hung, "hung"},
     {FailureKind::HangUnreported, "hang_unreported"},
     {FailureKind::NodeLost, "node_lost"},
     {FailureKind::NodeUnhealthy, "node_unhealthy"},
+    {FailureKind::AgentSignalled, "agent_signalled"},
     {FailureKind::Setup, "setup"},
 }};
 
@@ -78,7 +79,7 @@ std::string worker_line(const Failure& f, std::uint32_t attempts) {
 }
 
 // A lost or unhealthy node: "node 2 (n2, 10.0.0.2) was lost: why (attempt 1); what it changed".
-std::string node_line(const Failure& f, const char* what) {
+std::string node_line(const Failure& f, const std::string& what) {
   std::string line = (f.at_rendezvous ? "rendezvous failed: node " : "node ") + node_name(f.node, f.host, f.addr) +
                      what + f.detail;
   // Node 0's loss ends every attempt alike; another node's says which one it hit.
@@ -97,6 +98,14 @@ std::string worker_details(const Failure& f) {
   }
   if (!f.error_file.empty()) out += "\n  details: " + f.error_file;
   return out;
+}
+
+const char* related_label(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::NodeUnhealthy: return "\n  (its own failure before: ";
+    case FailureKind::AgentSignalled: return "\n  (before Slurm's stop was heard of: ";
+    default: return "\n  (before the loss was noticed: ";
+  }
 }
 
 std::string stalled_elsewhere(const std::vector<StalledNode>& nodes) {
@@ -137,6 +146,10 @@ std::string first_line(const Failure& f, std::uint32_t attempts) {
       return node_line(f, " was lost: ");
     case FailureKind::NodeUnhealthy:
       return node_line(f, " is unhealthy, taken out of the step: ");
+    case FailureKind::AgentSignalled:
+      return node_line(f, ": its agent received " + signal_name(f.signal) +
+                              ": Slurm is stopping the job or the step (scancel, preemption, a time limit, "
+                              "srun interrupted)");
     case FailureKind::Setup:
       return f.detail;
   }
@@ -148,10 +161,7 @@ std::string describe(const RootCause& cause) {
   std::string text = first_line(f, cause.attempts);
   if (is_worker_failure(f.kind)) text += worker_details(f);
   if (!cause.also_stalled.empty()) text += stalled_elsewhere(cause.also_stalled);
-  if (cause.related)
-    text += (f.kind == FailureKind::NodeUnhealthy ? "\n  (its own failure before: "
-                                                  : "\n  (before the loss was noticed: ") +
-            first_line(*cause.related, cause.attempts) + ")";
+  if (cause.related) text += related_label(f.kind) + first_line(*cause.related, cause.attempts) + ")";
   if (cause.restarts_exhausted)
     text += "; no restart left to go on (--ddp-restarts=" + std::to_string(*cause.restarts_exhausted) + ")";
   for (const auto& node : cause.left) text += "; node " + node + " had finished and left, so the run cannot restart";

@@ -32,6 +32,7 @@ enum class FailureKind {
   HangUnreported,  // a node noticed a hang but its report never came
   NodeLost,        // a node's heartbeats stopped or its connection ended
   NodeUnhealthy,   // the site's HealthCheck failed on a node after a worker failure
+  AgentSignalled,  // a node's agent got a terminating signal: Slurm stops the job or step (`signal`)
   Setup,           // the step cannot begin or go on; `detail` says why and the fix
 };
 // The kind's name on the wire and in logs ("worker_exited"), and back.
@@ -68,7 +69,7 @@ struct Failure {
   std::optional<std::uint32_t> rank, local_rank;
   std::string time;   // HH:MM:SS, the clock of the node that saw it
   int exit_code = 1;  // what the job exits with: a worker's status (128 + signal when killed); 1 otherwise
-  int signal = 0;     // WorkerExited: the signal that killed it
+  int signal = 0;     // WorkerExited: the signal that killed it; AgentSignalled: the agent's
   std::string detail;       // StartFailed: the error; NodeLost, NodeUnhealthy: why; Setup: the message
   std::string consequence;  // NodeLost, NodeUnhealthy: what it changed in the step (plan/roster.hpp's words)
   std::string stderr_tail;  // its last lines (a hang: its stack dump), a few KiB at most

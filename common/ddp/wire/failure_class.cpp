@@ -119,6 +119,8 @@ FailureClass default_class(const Failure& f) {
       return FailureClass::NodeLost;
     case FailureKind::NodeUnhealthy:
       return FailureClass::NodeUnhealthy;
+    case FailureKind::AgentSignalled:
+      return FailureClass::SlurmStop;
   }
   return FailureClass::Exit;
 }

@@ -304,6 +304,14 @@ Result<Stopped> Stopped::from_message(const Message& m) {
   return f.done(std::move(s));
 }
 
+Message Signalled::to_message() const { return Message{"SIGNALLED", {}}.set("signal", signal); }
+
+Result<Signalled> Signalled::from_message(const Message& m) {
+  Fields f(m, "SIGNALLED");
+  Signalled s{std::uint32_t(f.number("signal", 1, 64))};
+  return f.done(std::move(s));
+}
+
 Message Finished::to_message() const { return Message{"FINISHED", {}}.set("attempt", attempt); }
 
 Result<Finished> Finished::from_message(const Message& m) {
@@ -393,6 +401,7 @@ Result<Report> decode_report(const Message& m) {
   if (m.verb == "STOPPED") return as<Stopped, Report>(m);
   if (m.verb == "FINISHED") return as<Finished, Report>(m);
   if (m.verb == "CHECKED") return as<Checked, Report>(m);
+  if (m.verb == "SIGNALLED") return as<Signalled, Report>(m);
   return fail("an agent does not send " + printable(m.verb, 40));
 }
 

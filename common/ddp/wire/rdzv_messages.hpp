@@ -7,7 +7,7 @@
 //
 //   coordinator -> agent   CHALLENGE, WELCOME, REFUSED   the handshake
 //   agent -> coordinator   RESPONSE                      the handshake
-//   agent -> coordinator   JOIN, HB, FAIL, HANGING, LOAD, STOPPED, FINISHED, CHECKED
+//   agent -> coordinator   JOIN, HB, FAIL, HANGING, LOAD, STOPPED, FINISHED, CHECKED, SIGNALLED
 //   coordinator -> agent   HB, CHECKCPU, CHECKNET, START, STOP, BYE, DONE
 #pragma once
 
@@ -47,7 +47,8 @@ namespace ddp::rdzv {
 //      them: JOIN's `check_port` (where a node receives them), CHECKNET names
 //      the receiving node's address, CHECKED its `token` and the receiver's
 //      `kbps`
-inline constexpr std::uint32_t kProtocolVersion = 7;
+//   8: SIGNALLED (an agent's terminating signal, before its connection ends)
+inline constexpr std::uint32_t kProtocolVersion = 8;
 // What CHALLENGE's `version` says from protocol 5 on: agents of protocol 3
 // compare it with theirs and leave unless equal; later agents read `protocol`.
 inline constexpr std::uint32_t kChallengeFormVersion = 3;
@@ -163,6 +164,16 @@ struct Stopped {  // this node's workers of `attempt` are stopped
   bool operator==(const Stopped&) const = default;
 };
 
+// This node's agent got a terminating signal (Slurm stopping the job or the
+// step, srun interrupted): sent before it stops its workers, so that node 0
+// takes the end of its connection that follows for Slurm's stop, not a loss.
+struct Signalled {
+  std::uint32_t signal = 0;
+  Message to_message() const;
+  static Result<Signalled> from_message(const Message& m);
+  bool operator==(const Signalled&) const = default;
+};
+
 struct Finished {  // every worker of this node exited 0
   std::uint32_t attempt = 0;
   Message to_message() const;
@@ -242,7 +253,7 @@ struct Done {  // the job's verdict; the connection closes after it
 };
 
 // What an authenticated agent may send, and what the coordinator may order.
-using Report = std::variant<Join, Heartbeat, Fail, Hanging, Load, Stopped, Finished, Checked>;
+using Report = std::variant<Join, Heartbeat, Fail, Hanging, Load, Stopped, Finished, Checked, Signalled>;
 using Order = std::variant<Heartbeat, Start, Stop, Bye, Done, CheckCompute, CheckNetwork>;
 // By verb; an unknown verb, or one of the other direction, is an error.
 Result<Report> decode_report(const Message& m);
