@@ -72,6 +72,8 @@ START_TEST(every_message_survives_its_own_line) {
   ck_assert(through_the_wire(Stopped{3, ""}) == (Stopped{3, ""}));
   ck_assert(through_the_wire(Stopped{3, "its HealthCheck failed"}) == (Stopped{3, "its HealthCheck failed"}));
   ck_assert(through_the_wire(Finished{5}) == Finished{5});
+  ck_assert(through_the_wire(Signalled{15}) == Signalled{15});
+  ck_assert(!decode_report(Message{"SIGNALLED", {}}.set("signal", std::uint64_t(0))).ok());  // no signal 0
   const Start start{1, "10.0.0.1", 29501, {0, 1, 2, 5}, {8, 8, 8, 4}};
   ck_assert(through_the_wire(start) == start);
   ck_assert(through_the_wire(Stop{4}) == Stop{4});
@@ -278,7 +280,7 @@ START_TEST(each_kind_of_failure_is_worded_once) {
   CK_CONTAINS(first_line(start, 1), "on node 3 (gpu017) could not be started: cannot start worker 0: fork()");
   for (const auto kind : {FailureKind::WorkerExited, FailureKind::StartFailed, FailureKind::Hung,
                           FailureKind::HangUnreported, FailureKind::NodeLost, FailureKind::NodeUnhealthy,
-                          FailureKind::Setup})
+                          FailureKind::AgentSignalled, FailureKind::Setup})
     ck_assert(kind_from_name(kind_name(kind)) == kind);
 }
 END_TEST
