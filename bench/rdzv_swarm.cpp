@@ -18,11 +18,13 @@
 //               until the first spare (node N-K) holds attempt 1's START
 //   swarm_cpu_s this process's CPU time
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <memory>
 #include <optional>
@@ -44,6 +46,7 @@ struct Options {
   std::string run_id, mode = "failfast";
   std::int64_t t0_ns = 0;
   int timeout_s = 120;
+  int node0_pid = 0;  // to read node 0's CPU time when the rendezvous is done
 };
 
 // One simulated node: its client and what it has been told, by attempt.
@@ -79,7 +82,11 @@ class Swarm {
       SimNode& node = nodes_[rank];
       node.starts.resize(2);
       node.stops.resize(2);
-      node.client = std::make_unique<RdzvClient>(loop_, std::move(cfg), events_for(rank));
+      // The spare measured (spare mode) polls a loop of its own before each
+      // turn of the swarm's: on a machine of its own it would not wait while
+      // the swarm parses 16,384 STARTs (each lists every group).
+      const bool measured = o_.mode == "spare" && o_.spares > 0 && rank == o_.nodes - o_.spares;
+      node.client = std::make_unique<RdzvClient>(measured ? spare_loop_ : loop_, std::move(cfg), events_for(rank));
       node.client->begin();
     }
   }
@@ -91,7 +98,8 @@ class Swarm {
     auto next_tick = Clock::now();
     while (!done()) {
       if (Clock::now() > until) return false;
-      if (!loop_.run_once(std::chrono::milliseconds(5))) return false;
+      if (!spare_loop_.run_once(std::chrono::milliseconds(0))) return false;
+      if (!loop_.run_once(std::chrono::milliseconds(1))) return false;
       // The clients' retries (125-375 ms) and heartbeats (1 s): every 50 ms
       // is plenty (16,384 ticks each loop turn would cost more than the
       // messages).
@@ -140,7 +148,7 @@ class Swarm {
 
   Options o_;
   std::string secret_;
-  EventLoop loop_;
+  EventLoop loop_, spare_loop_;
   std::vector<SimNode> nodes_;  // by node rank; [0] is node 0's real agent, unused
   std::size_t lost_ = 0;
   std::size_t starts_[2] = {0, 0}, stops_[2] = {0, 0};  // nodes that hold attempt 0's, 1's
@@ -156,9 +164,41 @@ double cpu_seconds() {
   return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + double(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+// Another process's CPU time (user + system) so far, from /proc/PID/stat: node
+// 0's for the rendezvous alone, which on a machine of its own (the simulated
+// nodes elsewhere) would bound the rendezvous' time.
+double process_cpu_seconds(int pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return -1;
+  char buf[1024] = {};
+  const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  const char* after_name = std::strrchr(buf, ')');  // the command name may hold spaces
+  unsigned long utime = 0, stime = 0;
+  if (n == 0 || !after_name ||
+      std::sscanf(after_name + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+    return -1;
+  return double(utime + stime) / double(::sysconf(_SC_CLK_TCK));
+}
+
 int fail(const std::string& what, const Swarm& swarm) {
   std::fprintf(stderr, "ddp-rdzv-swarm: %s (%zu node(s) lost the rendezvous)\n", what.c_str(), swarm.lost());
   return 1;
+}
+
+// Where a spare's time went (seconds from the crash): the first and the last
+// node to hold STOP, the first to hold attempt 1's START.
+std::string phases(Swarm& swarm, std::uint32_t nodes, Clock::time_point t1) {
+  std::optional<Clock::time_point> first_stop, last_stop, first_start;
+  for (std::uint32_t r = 1; r < nodes; ++r) {
+    const auto& n = swarm.node(r);
+    if (n.stops[0] && (!first_stop || *n.stops[0] < *first_stop)) first_stop = n.stops[0];
+    if (n.stops[0] && (!last_stop || *n.stops[0] > *last_stop)) last_stop = n.stops[0];
+    if (n.starts[1] && (!first_start || *n.starts[1] < *first_start)) first_start = n.starts[1];
+  }
+  const auto at = [&](const std::optional<Clock::time_point>& t) { return t ? std::to_string(seconds(*t - t1)) : "null"; };
+  return ", \"stop_first_s\": " + at(first_stop) + ", \"stop_all_s\": " + at(last_stop) +
+         ", \"start1_first_s\": " + at(first_start);
 }
 
 int run(const Options& o, const std::string& secret) {
@@ -169,6 +209,7 @@ int run(const Options& o, const std::string& secret) {
   if (!swarm.run_until([&] { return swarm.started(0) == all; }))
     return fail(std::to_string(swarm.started(0)) + " of " + std::to_string(all) + " nodes had START", swarm);
   std::string out = "{\"started_s\": " + std::to_string(since_t0(*swarm.last_start(0), o.t0_ns));
+  if (o.node0_pid > 0) out += ", \"node0_rdzv_cpu_s\": " + std::to_string(process_cpu_seconds(o.node0_pid));
   if (o.mode == "failfast") {
     Failure f;
     f.attempt = 0;
@@ -189,6 +230,7 @@ int run(const Options& o, const std::string& secret) {
     if (!swarm.run_until([&] { return swarm.node(spare).starts[1].has_value(); }))
       return fail("the spare was never started", swarm);
     out += ", \"spare_s\": " + std::to_string(seconds(*swarm.node(spare).starts[1] - t1));
+    out += phases(swarm, o.nodes, t1);
   }
   std::printf("%s, \"swarm_cpu_s\": %.2f}\n", out.c_str(), cpu_seconds());
   return 0;
@@ -206,6 +248,7 @@ int main(int argc, char** argv) {
   app.add_option("--mode", o.mode)->check(CLI::IsMember({"failfast", "spare"}));
   app.add_option("--spares", o.spares)->check(CLI::Range(0, 16));
   app.add_option("--timeout-s", o.timeout_s);
+  app.add_option("--node0-pid", o.node0_pid, "node 0's agent: its CPU time at the rendezvous' end is reported");
   CLI11_PARSE(app, argc, argv);
   const char* secret = std::getenv("SLURM_DDP_SECRET");
   if (!secret || !*secret) {

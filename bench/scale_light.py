@@ -294,14 +294,16 @@ class Sim:
         process (bench/rdzv_swarm.cpp): it connects at once, as this one does."""
         cmd = [self.a.swarm, "--nodes", str(self.n), "--port", str(self.port), "--run",
                env["DDP_PLAN_RUN_ID"], "--t0-ns", str(int(t0 * 1e9)), "--mode", mode,
-               "--spares", str(self.spares)]
+               "--spares", str(self.spares), "--node0-pid", str(agent.pid)]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=330)
         if done.returncode != 0:
             said = open(os.path.join(env["TMPDIR"], "node0.err")).read()[-3000:]
             sys.exit(f"scale_light: {' '.join(cmd)} failed: {done.stderr.strip()}\nnode 0 said:\n{said}")
         got = json.loads(done.stdout)
         out = {"rendezvous_s": got["started_s"], "simulator": "swarm", "swarm_cpu_s": got["swarm_cpu_s"]}
-        out.update({k: got[k] for k in ("failfast_s", "spare_s") if k in got})
+        out.update({k: got[k] for k in ("failfast_s", "spare_s", "stop_first_s", "stop_all_s", "start1_first_s")
+                    if k in got})
+        out["node0_rdzv_cpu_s"] = got["node0_rdzv_cpu_s"] - cpu0
         out["node0_hwm_mib"] = vm_hwm_kib(agent.pid) / 1024
         out["node0_cpu_s"] = proc_cpu(agent.pid) - cpu0
         return out

@@ -17,6 +17,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
@@ -37,6 +38,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   void send(const rdzv::Message& message);
+  // A line rdzv::encode() made (a broadcast encodes once for every peer).
+  void send_line(std::string_view line);
   // Sends what is queued, as far as the socket takes it, then closes.
   void close(const std::string& why);
   bool is_open() const { return fd_ >= 0; }
@@ -59,6 +62,7 @@ class Connection {
   std::size_t received_ = 0;  // bytes taken from a stranger
   bool trusted_ = false;
   std::string out_;
+  bool watching_out_ = false;  // EPOLLOUT in the loop's interest: changed only when that changes
 };
 
 }  // namespace ddp::agent

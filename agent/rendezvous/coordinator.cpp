@@ -143,6 +143,15 @@ bool Coordinator::runs_workers(std::uint32_t node) const {
   return node < running_.size() && running_[node] && !nodes_[node].lost;
 }
 
+// Whether every node of this attempt's groups is `done` (or lost). Within an
+// attempt a node once done stays done (finished, stopped, lost: none is
+// undone), so the nodes before settled_ are never looked at again: each
+// FINISHED or STOPPED costs O(1) amortized, not a walk over 16,384 nodes.
+bool Coordinator::all_settled(const std::function<bool(const Node&)>& done) {
+  while (settled_ < nodes_.size() && (!runs_workers(settled_) || done(nodes_[settled_]))) ++settled_;
+  return settled_ == nodes_.size();
+}
+
 void Coordinator::start_attempt() {
   rdzv::Start start;
   start.attempt = attempt_;
@@ -152,6 +161,7 @@ void Coordinator::start_attempt() {
   }
   running_.assign(nodes_.size(), false);
   for (const auto node : start.group_nodes) running_[node] = true;
+  settled_ = 0;
   for (auto& n : nodes_) {
     n.finished = false;
     n.stopped_attempt.reset();
@@ -277,13 +287,12 @@ void Coordinator::on_finished(std::uint32_t node, std::uint64_t peer, const rdzv
   nodes_[node].finished = true;
   if (phase_ == Phase::Stopping) return check_stopped();
   if (phase_ != Phase::Running) return;
-  for (std::uint32_t other = 0; other < nodes_.size(); ++other)
-    if (runs_workers(other) && !nodes_[other].finished) {
-      // This node is done; it may leave now (no exit barrier). Node 0's
-      // agent stays: it hosts this coordinator until the verdict.
-      if (node != 0) gate_.send(peer, rdzv::Bye{}.to_message());
-      return;
-    }
+  if (!all_settled([this](const Node& n) { return n.finished; })) {
+    // This node is done; it may leave now (no exit barrier). Node 0's
+    // agent stays: it hosts this coordinator until the verdict.
+    if (node != 0) gate_.send(peer, rdzv::Bye{}.to_message());
+    return;
+  }
   finish(std::nullopt);
 }
 
@@ -311,8 +320,8 @@ void Coordinator::begin_stop(RootCause cause) {
 // stopped them (or finished, or was lost): the next attempt when every node
 // it needs is there and a restart is left; else the verdict.
 void Coordinator::check_stopped() {
-  for (std::uint32_t i = 0; i < nodes_.size(); ++i)
-    if (runs_workers(i) && !nodes_[i].finished && nodes_[i].stopped_attempt != attempt_) return;  // still stopping
+  if (!all_settled([this](const Node& n) { return n.finished || n.stopped_attempt == attempt_; }))
+    return;  // still stopping
   if (can_go_on_ && attempt_ < config_.max_restarts)
     if (const auto out = take_kept_out())  // its place goes to a spare, or the run shrinks or stops
       return node_lost(*out, "blamed twice (" + blames_.reasons(*out) + "), kept out of the next attempts", true);

@@ -180,6 +180,7 @@ class Coordinator {
   void all_joined();
   void print_summary() const;
   bool runs_workers(std::uint32_t node) const;  // in this attempt
+  bool all_settled(const std::function<bool(const Node&)>& done);
   void start_attempt();
   void begin_stop(RootCause cause);
   void check_stopped();
@@ -230,6 +231,7 @@ class Coordinator {
   // them); whether a lost node left the run unable to go on; what changed.
   std::optional<Roster> roster_;
   std::vector<bool> running_;
+  std::size_t settled_ = 0;  // all_settled(): the nodes before it are done in this attempt
   bool can_go_on_ = true;
   bool roster_changed_ = false;  // since the last START: --ddp-verbose prints the plan again
   std::vector<std::string> changes_;

@@ -30,6 +30,8 @@ namespace {
 // must leave the loop time to read the real agents' responses in between (the
 // socket stays readable, so the next turn of the loop accepts the rest).
 constexpr int kAcceptBatch = 16;
+// The listen queue asked for: the kernel takes net.core.somaxconn when lower.
+constexpr int kListenQueue = 65535;
 // The stranger log's window: a few lines, then one summary per window.
 constexpr auto kStrangerWindow = std::chrono::seconds(10);
 
@@ -107,9 +109,11 @@ RdzvGate::~RdzvGate() {
 Result<bool> RdzvGate::listen(std::uint16_t port) {
   // The accept queue: all of a large step's nodes connect within a second, and
   // a connection the full queue drops waits a second for its SYN's
-  // retransmission. The kernel caps it at net.core.somaxconn (4096 since
-  // Linux 5.4; admin.md says when to raise it).
-  const int fd = listen_socket(port, port == 0, 4096);
+  // retransmission. Asked as long as the kernel allows: it caps the queue at
+  // net.core.somaxconn (4096 since Linux 5.4), which admin.md says to raise
+  // for steps of more nodes (asking 4096 here made raising it useless:
+  // 10,597 dropped connections of 16,384, with somaxconn at 16384).
+  const int fd = listen_socket(port, port == 0, kListenQueue);
   if (fd == -EADDRINUSE) return false;
   if (fd < 0) return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(-fd));
   listen_fd_ = fd;
@@ -339,9 +343,11 @@ void RdzvGate::broadcast(const rdzv::Message& m) {
   ids.reserve(peers_.size());
   for (const auto& [id, peer] : peers_)
     if (peer.node) ids.push_back(id);
+  const auto line = rdzv::encode(m);  // once, not once per peer (16,384 heartbeats a second)
+  if (line.empty()) return spdlog::error("internal error: cannot encode a {} message", m.verb);
   for (const std::uint64_t id : ids) {
     auto it = peers_.find(id);
-    if (it != peers_.end() && it->second.conn->is_open()) it->second.conn->send(m);
+    if (it != peers_.end() && it->second.conn->is_open()) it->second.conn->send_line(line);
   }
 }
 
