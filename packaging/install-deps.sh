@@ -39,8 +39,9 @@ packages=(
   # the local multi-node cluster: network namespaces, veth, bridge; munge for
   # the configless cluster (Slurm's packages pull it in; named for clarity)
   iproute2 util-linux procps munge
-  # PyTorch compatibility tests and the real dataset
-  python3 python3-torch dataset-fashion-mnist
+  # PyTorch compatibility tests and the real dataset; the language model's
+  # text (the Jargon File 4.4.7, plain text: ddp-tokenize's tests)
+  python3 python3-torch dataset-fashion-mnist jargon-text
   # the GPU kit's check: a minimal Debian chroot (tests/gpu/kit-check.sh)
   mmdebstrap
 )

@@ -287,7 +287,7 @@ void Coordinator::on_finished(std::uint32_t node, std::uint64_t peer, const rdzv
   nodes_[node].finished = true;
   if (phase_ == Phase::Stopping) return check_stopped();
   if (phase_ != Phase::Running) return;
-  if (!all_settled([this](const Node& n) { return n.finished; })) {
+  if (!all_settled([](const Node& n) { return n.finished; })) {
     // This node is done; it may leave now (no exit barrier). Node 0's
     // agent stays: it hosts this coordinator until the verdict.
     if (node != 0) gate_.send(peer, rdzv::Bye{}.to_message());

@@ -1,9 +1,6 @@
 #include "data/idx.hpp"
 
-#include <zlib.h>
-
-#include <cerrno>
-#include <cstring>
+#include "data/gzip_file.hpp"
 
 namespace ddp::train {
 
@@ -40,27 +37,9 @@ Result<IdxArray> parse_idx(const std::vector<std::uint8_t>& b, const std::string
 }
 
 Result<IdxArray> read_idx(const std::string& path, std::size_t max_bytes) {
-  gzFile f = gzopen(path.c_str(), "rb");  // also reads files that are not compressed
-  if (!f) return fail("cannot open " + path + ": " + std::strerror(errno));
-  std::vector<std::uint8_t> bytes;
-  std::uint8_t buf[1 << 16];
-  for (;;) {
-    const int n = gzread(f, buf, sizeof buf);
-    if (n < 0) {
-      int err = 0;
-      const std::string why = gzerror(f, &err);
-      gzclose(f);
-      return fail(path + ": " + why + " (corrupt or truncated gzip?)");
-    }
-    if (n == 0) break;
-    if (bytes.size() + std::size_t(n) > max_bytes) {
-      gzclose(f);
-      return fail(path + ": more than " + std::to_string(max_bytes) + " bytes once decompressed");
-    }
-    bytes.insert(bytes.end(), buf, buf + n);
-  }
-  gzclose(f);
-  return parse_idx(bytes, path);
+  auto bytes = read_maybe_gzip(path, max_bytes);
+  if (!bytes) return fail(bytes.error());
+  return parse_idx(*bytes, path);
 }
 
 }  // namespace ddp::train

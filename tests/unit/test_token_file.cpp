@@ -1,0 +1,135 @@
+// The language model's data: token files (header, mapping, every refusal),
+// the byte tokenizer and the held-out split, on the real text Debian ships
+// (the Jargon File, jargon-text).
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "data/byte_tokenizer.hpp"
+#include "data/gzip_file.hpp"
+#include "data/token_file.hpp"
+#include "suites.hpp"
+
+using namespace ddp::train;
+
+namespace {
+
+const std::string kJargon = "/usr/share/doc/jargon-text/jargon.txt.gz";
+
+std::string scratch_path(const char* name) { return "/tmp/ddp-tok-" + std::to_string(::getpid()) + "-" + name; }
+
+std::vector<std::uint8_t> file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void put_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+std::string open_error(const std::string& path) {
+  auto file = TokenFile::open(path);
+  ck_assert_msg(!file, "%s opened", path.c_str());
+  return file.error();
+}
+
+}  // namespace
+
+START_TEST(a_token_header_survives_its_own_bytes_and_refuses_what_does_not_fit) {
+  const TokenHeader h{1, 50257, 123456789012ull, "gpt2"};
+  auto bytes = encode_token_header(h);
+  ck_assert(bytes && bytes->size() == kTokenHeaderBytes);
+  auto back = decode_token_header(*bytes, "f");
+  ck_assert(back && *back == h);
+  CK_CONTAINS(encode_token_header({1, 65537, 0, "bytes"}).error(), "a vocabulary of 65537 tokens (a token file holds 1 to 65,536");
+  ck_assert(!encode_token_header({1, 0, 0, "bytes"}));
+  ck_assert(encode_token_header({1, 65536, 0, "bytes"}));
+  CK_CONTAINS(encode_token_header({1, 256, 0, std::string(16, 'x')}).error(), "1 to 15 bytes");
+  auto other = *bytes;
+  other[0] = 'X';
+  CK_CONTAINS(decode_token_header(other, "f").error(), "f: not a token file (no DDPTOKEN header); make one with ddp-tokenize");
+  other = *bytes;
+  other[8] = 2;
+  CK_CONTAINS(decode_token_header(other, "f").error(), "f: token file version 2, this ddp-train reads 1");
+  other = *bytes;
+  other[14] = 1;  // vocabulary 65536 + 50257
+  CK_CONTAINS(decode_token_header(other, "f").error(), "a vocabulary of");
+  other = *bytes;
+  other[63] = 1;
+  CK_CONTAINS(decode_token_header(other, "f").error(), "reserved header bytes are not zero");
+}
+END_TEST
+
+START_TEST(a_token_file_is_mapped_as_written_and_checked_whole) {
+  const auto path = scratch_path("ok.tok");
+  const std::vector<std::uint16_t> tokens = {0, 1, 65535, 7, 65534};
+  ck_assert(write_token_file(path, "wide", 65536, tokens));
+  {
+    auto file = TokenFile::open(path);
+    ck_assert_msg(file, "%s", file ? "" : file.error().c_str());
+    ck_assert(std::vector<std::uint16_t>(file->tokens().begin(), file->tokens().end()) == tokens);
+    CK_STR_EQ(file->header().tokenizer, "wide");
+    TokenFile moved = std::move(file).value();  // the mapping moves with it
+    ck_assert_uint_eq(moved.tokens()[2], 65535);
+  }
+  CK_CONTAINS(write_token_file(path, "bytes", 256, tokens).error(), "token 2 is outside the vocabulary");
+  auto bytes = file_bytes(path);
+  bytes.resize(bytes.size() - 1);
+  put_bytes(path, bytes);
+  CK_CONTAINS(open_error(path), "the header says 5 tokens, the file holds 9 bytes after it");
+  bytes.resize(kTokenHeaderBytes + 2 * 5);
+  bytes[12] = 0, bytes[13] = 1, bytes[14] = 0;  // vocabulary 256: token 2 (65535) is outside
+  put_bytes(path, bytes);
+  CK_CONTAINS(open_error(path), "token 2 is 65535, outside the vocabulary of 256");
+  put_bytes(path, {1, 2, 3});
+  CK_CONTAINS(open_error(path), "not a token file");
+  std::remove(path.c_str());
+  CK_CONTAINS(open_error(path), "cannot open " + path + ": No such file or directory");
+}
+END_TEST
+
+START_TEST(the_held_out_part_starts_a_line) {
+  const std::string text = "one\ntwo\nthree\nfour\n";  // 19 bytes
+  const std::span<const std::uint8_t> t(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
+  ck_assert_uint_eq(held_out_start(t, 0.3), 14);  // the last 5 bytes: "four\n", from a line's start
+  ck_assert_uint_eq(held_out_start(t, 0.6), 8);   // the last 11 bytes: "\nthree\nfour\n", from "three"
+  ck_assert_uint_eq(held_out_start(t, 0.5), 14);  // the last 9: "ree\nfour\n", from the next line
+  ck_assert_uint_eq(held_out_start(t, 0.01), 19); // no line starts in the last byte: nothing held out
+  const std::string one_line = "no newline at all";
+  ck_assert_uint_eq(held_out_start({reinterpret_cast<const std::uint8_t*>(one_line.data()), one_line.size()}, 0.5),
+                    one_line.size());
+  const auto tokens = byte_tokens(t);
+  ck_assert_uint_eq(tokens.size(), text.size());
+  ck_assert_uint_eq(tokens[3], '\n');
+}
+END_TEST
+
+// The Jargon File, as ddp-tokenize splits it: both parts, back to the text.
+START_TEST(the_jargon_file_becomes_tokens_and_back) {
+  auto text = read_maybe_gzip(kJargon, std::size_t(64) << 20);
+  ck_assert_msg(text, "%s (packaging/install-deps.sh installs jargon-text)", text ? "" : text.error().c_str());
+  ck_assert_uint_gt(text->size(), 1500000);
+  const std::span<const std::uint8_t> all(*text);
+  const auto cut = held_out_start(all, 0.1);
+  ck_assert_uint_eq((*text)[cut - 1], '\n');
+  ck_assert(cut > all.size() * 89 / 100 && cut <= all.size() * 90 / 100 + 200);
+  const auto path = scratch_path("jargon.val.tok");
+  ck_assert(write_token_file(path, kByteTokenizer, kByteVocab, byte_tokens(all.subspan(cut))));
+  auto file = TokenFile::open(path);
+  ck_assert(file);
+  ck_assert_uint_eq(file->header().vocab, 256);
+  ck_assert(std::equal(file->tokens().begin(), file->tokens().end(), all.begin() + std::ptrdiff_t(cut), all.end()));
+  std::remove(path.c_str());
+}
+END_TEST
+
+Suite* token_data_suite() {
+  return make_suite("token_data",
+                    {a_token_header_survives_its_own_bytes_and_refuses_what_does_not_fit,
+                     a_token_file_is_mapped_as_written_and_checked_whole, the_held_out_part_starts_a_line,
+                     the_jargon_file_becomes_tokens_and_back},
+                    30);
+}
