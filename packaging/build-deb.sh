@@ -4,7 +4,7 @@
 #   packaging/build-deb.sh            # -> build-deb/slurm-ddp_<version>_<arch>.deb
 #
 # Installed layout: /usr/lib/<multiarch>/slurm-wlm/spank_ddp.so, /usr/bin/ddp-agent,
-# /usr/bin/ddp-train, /usr/bin/ddp-train-plot, /usr/lib/slurm-ddp/libnccl-profiler-ddp.so,
+# /usr/bin/ddp-train, /usr/bin/ddp-train-plot, /usr/bin/ddp-tokenize, /usr/lib/slurm-ddp/libnccl-profiler-ddp.so,
 # /etc/slurm/plugstack.conf.d/ddp.conf
 # (conffile), /etc/slurm/ddp.conf.example, man pages. The package depends on the
 # Slurm release it was built against. CPU-only: the CUDA parts need NVIDIA's

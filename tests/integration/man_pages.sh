@@ -22,7 +22,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 problem() { echo "FAIL: $*" >&2; problems=$((problems + 1)); }
 
 [[ -d $man_dir ]] || fail "no $man_dir"
-for page in spank-ddp.8 ddp-check-config.8 ddp.conf.5 ddp-agent.1 ddp-train.1; do
+for page in spank-ddp.8 ddp-check-config.8 ddp.conf.5 ddp-agent.1 ddp-train.1 ddp-tokenize.1; do
   [[ -f $man_dir/$page ]] || fail "missing page $man_dir/$page"
 done
 
