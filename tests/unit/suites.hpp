@@ -39,6 +39,7 @@ Suite* lifecycle_suite();
 Suite* binding_suite();
 Suite* trainer_data_suite();
 Suite* token_data_suite();
+Suite* gpt_layers_suite();
 Suite* trainer_math_suite();
 Suite* trainer_model_suite();
 Suite* trainer_cnn_suite();
