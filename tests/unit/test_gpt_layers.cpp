@@ -7,9 +7,11 @@
 #include <random>
 #include <vector>
 
+#include "model/gpt.hpp"
 #include "model/gpt_layers.hpp"
 #include "suites.hpp"
 
+using namespace ddp::train;
 using namespace ddp::train::gpt;
 
 namespace {
@@ -151,11 +153,66 @@ START_TEST(the_padded_vocabulary_takes_no_part_in_the_loss) {
 }
 END_TEST
 
+START_TEST(gpt2_124m_has_its_parameters_and_bad_shapes_are_refused) {
+  auto c = gpt_config("gpt2-124m", 0, 0, 0, 0, 0);
+  ck_assert(c);
+  ck_assert_int_eq(c->padded_vocab, 50304);
+  ck_assert_uint_eq(gpt_layout(*c).total, 124475904);  // 124,439,808 of GPT-2 124M, plus 47 padded rows of 768
+  CK_STR_EQ(c->describe(), "gpt 12 layers, 12 heads, width 768, context 1024, vocabulary 50257 (padded 50304)");
+  auto small = gpt_config("small", 0, 0, 0, 0, 0);
+  ck_assert(small && small->layers == 2 && small->width == 128 && small->padded_vocab == 256);
+  CK_CONTAINS(gpt_config("small", 0, 5, 0, 0, 0).error(), "--gpt-heads 5 does not divide --gpt-width 128");
+  CK_CONTAINS(gpt_config("small", 0, 0, 0, 0, 70000).error(), "at most 65,536");
+  CK_CONTAINS(gpt_config("gpt3", 0, 0, 0, 0, 0).error(), "gpt2-124m or small");
+  const auto p = initial_gpt_parameters(*small, 1);
+  ck_assert(p == initial_gpt_parameters(*small, 1));
+  ck_assert_float_eq(p[gpt_layout(*small).blocks[1].ln2_w], 1.0f);
+}
+END_TEST
+
+// The whole model: every parameter's gradient against central differences of
+// the loss, on a tiny shape (2 layers, 2 heads, width 8, context 4, a
+// vocabulary of 11 padded to 64).
+START_TEST(the_gpt_gradient_matches_finite_differences) {
+  auto c = gpt_config("small", 2, 2, 8, 4, 11);
+  ck_assert(c && c->padded_vocab == 64);
+  const int B = 2, T = 4;
+  auto params = initial_gpt_parameters(*c, 7);
+  const auto noise = random_vector(params.size(), 13, 0.3f);
+  const GptLayout layout = gpt_layout(*c);
+  for (std::size_t i = 0; i < params.size(); ++i)
+    if (i < layout.wte + std::size_t(c->vocab) * 8 || i >= layout.wpe) params[i] += noise[i];  // padded rows stay 0
+  const std::uint16_t tokens[] = {1, 5, 10, 0, 3, 3, 7, 2}, targets[] = {5, 10, 0, 9, 3, 7, 2, 4};
+  GptModel model(*c, B);
+  const auto loss = [&] { return double(model.forward(params.data(), tokens, targets, B, T)); };
+  const double at_start = loss();
+  std::vector<float> grads(params.size(), 0.0f);
+  model.backward(params.data(), grads.data());
+  ck_assert_double_lt(worst_gap(params, grads, loss, 1e-2f), 2e-2);
+  for (std::size_t i = layout.wte + std::size_t(c->vocab) * 8; i < layout.wpe; ++i) ck_assert_float_eq(grads[i], 0.0f);
+  ck_assert_double_eq_tol(loss(), at_start, 1e-6);  // forward is a function of its inputs
+}
+END_TEST
+
+// At initialisation the model knows nothing: the loss is about ln(vocabulary).
+START_TEST(an_untrained_gpt_is_uniform) {
+  auto c = gpt_config("small", 0, 0, 0, 0, 0);
+  const auto params = initial_gpt_parameters(*c, 3);
+  std::vector<std::uint16_t> tokens(2 * 64), targets(2 * 64);
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = std::uint16_t(i * 37 % 256), targets[i] = std::uint16_t(i * 11 % 256);
+  GptModel model(*c, 2);
+  const float l = model.forward(params.data(), tokens.data(), targets.data(), 2, 64);
+  ck_assert_double_lt(std::fabs(double(l) - std::log(256.0)), 0.05);
+}
+END_TEST
+
 Suite* gpt_layers_suite() {
   return make_suite("gpt_layers",
                     {layernorm_backward_matches_finite_differences,
                      attention_is_causal_and_its_backward_matches_finite_differences,
                      gelu_and_embedding_backward_match_finite_differences,
-                     the_padded_vocabulary_takes_no_part_in_the_loss},
+                     the_padded_vocabulary_takes_no_part_in_the_loss,
+                     gpt2_124m_has_its_parameters_and_bad_shapes_are_refused,
+                     the_gpt_gradient_matches_finite_differences, an_untrained_gpt_is_uniform},
                     30);
 }

@@ -10,16 +10,18 @@
 namespace ddp::train::cpu {
 
 void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in, int out) {
-  for (int r = 0; r < batch; ++r) std::copy(b, b + out, y + std::size_t(r) * out);  // y = b, then y += x W^T
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, x, in, w, in, 1.0f, y, out);
+  if (b)
+    for (int r = 0; r < batch; ++r) std::copy(b, b + out, y + std::size_t(r) * out);  // y = b, then y += x W^T
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1.0f, x, in, w, in, b ? 1.0f : 0.0f, y, out);
 }
 
 void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, int batch,
                      int in, int out) {
   // dW += dY^T X  ([out x B] [B x in]); gradients accumulate (micro-batches).
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f, dy, out, x, in, 1.0f, dw, in);
-  for (int r = 0; r < batch; ++r)
-    for (int o = 0; o < out; ++o) db[o] += dy[std::size_t(r) * out + o];
+  if (db)
+    for (int r = 0; r < batch; ++r)
+      for (int o = 0; o < out; ++o) db[o] += dy[std::size_t(r) * out + o];
   if (dx)  // dX = dY W  ([B x out] [out x in])
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in);
 }

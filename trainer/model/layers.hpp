@@ -7,7 +7,8 @@
 
 namespace ddp::train::cpu {
 
-// y[B x out] = x[B x in] * W^T + b, with W[out x in] (PyTorch's layout).
+// y[B x out] = x[B x in] * W^T + b, with W[out x in] (PyTorch's layout); no
+// bias when b (and db below) is null (the GPT's tied head).
 void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in, int out);
 // Given dy[B x out]: dw[out x in] += dy^T x, db[out] += column sums of dy,
 // dx[B x in] = dy W (skipped when dx is null: the first layer needs none).

@@ -1,0 +1,51 @@
+// The GPT-2-class model's shape (--model gpt) and where each of its
+// parameters lives in the one flat array DDP reduces: pure, unit-tested.
+//
+// Order in the array: wte [Vp, C] (the token embedding, tied to the output
+// head), wpe [context, C], then each block's ln1 weight and bias [C], QKV
+// weight [3C, C] and bias [3C], attention projection [C, C] and [C], ln2
+// [C] [C], MLP up [4C, C] and [4C], MLP down [C, 4C] and [C]; then the final
+// LayerNorm's weight and bias [C]. Linear weights in PyTorch's [out, in].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ddp/base/result.hpp"
+
+namespace ddp::train {
+
+struct GptConfig {
+  int layers = 2, heads = 4, width = 128, context = 64;
+  int vocab = 256;         // tokens the data may hold
+  int padded_vocab = 256;  // the embedding's rows: vocab rounded up to a multiple of 64 (kernels); the extra rows never win
+  std::string describe() const;  // "gpt 2 layers, 4 heads, width 128, context 64, vocabulary 256 (padded 256)"
+};
+
+// "gpt2-124m" (12 layers, 12 heads, width 768, context 1024, vocabulary
+// 50,257 padded to 50,304) or "small" (2, 4, 128, 64, 256: the tests' and the
+// CPU's), each shape then overridable; checked: heads divide the width, the
+// vocabulary fits a token file's uint16.
+Result<GptConfig> gpt_config(const std::string& preset, int layers, int heads, int width, int context, int vocab);
+
+// One block's tensors, by name, each an offset into the flat array.
+struct GptBlockOffsets {
+  std::size_t ln1_w, ln1_b, qkv_w, qkv_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fc_proj_w, fc_proj_b;
+};
+
+struct GptLayout {
+  std::size_t wte = 0, wpe = 0;
+  std::vector<GptBlockOffsets> blocks;
+  std::size_t lnf_w = 0, lnf_b = 0;
+  std::size_t total = 0;  // parameters
+};
+GptLayout gpt_layout(const GptConfig& c);
+
+// GPT-2's initialisation: weights ~ N(0, 0.02), the two projections into the
+// residual stream scaled by 1/sqrt(2 x layers), biases 0, LayerNorms 1 and 0;
+// the padded rows of wte 0. The same seed gives the same parameters.
+std::vector<float> initial_gpt_parameters(const GptConfig& c, std::uint64_t seed);
+
+}  // namespace ddp::train
