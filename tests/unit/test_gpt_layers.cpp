@@ -7,7 +7,12 @@
 #include <random>
 #include <vector>
 
+#include <cstdio>
+#include <sstream>
+
 #include "model/gpt.hpp"
+#include "model/kernels.hpp"
+#include "train/lr_schedule.hpp"
 #include "model/gpt_layers.hpp"
 #include "suites.hpp"
 
@@ -206,6 +211,58 @@ START_TEST(an_untrained_gpt_is_uniform) {
 }
 END_TEST
 
+// nanoGPT's count for GPT-2 124M: 50 tensors decayed (124,354,560
+// parameters), 98 not (121,344).
+START_TEST(adamw_decays_matrices_and_embeddings_only) {
+  const auto c = gpt_config("gpt2-124m", 0, 0, 0, 0, 0);
+  const auto layout = gpt_layout(*c);
+  const auto ranges = gpt_decayed(layout, *c);
+  std::size_t decayed = 0;
+  for (const auto& r : ranges) decayed += r.end - r.begin;
+  ck_assert_uint_eq(ranges.size(), 49);  // wte and wpe side by side: one range for nanoGPT's two tensors
+  ck_assert_uint_eq(decayed, 124354560);
+  ck_assert_uint_eq(layout.total - decayed, 121344);
+}
+END_TEST
+
+// Five AdamW steps (weight decay 0.1) against torch.optim.AdamW of Debian's
+// PyTorch, with the same gradients.
+START_TEST(adamw_is_pytorchs) {
+  const float lr = 1e-2f, wd = 0.1f;
+  std::vector<float> w = {0.5f, -1.0f, 2.0f}, m(3), v(3);
+  const float grads[5][3] = {{0.1f, -0.2f, 0.3f}, {0.0f, 0.5f, -0.1f}, {1.0f, 1.0f, 1.0f}, {-0.3f, 0.2f, 0.0f}, {0.2f, 0.2f, -0.2f}};
+  for (int t = 1; t <= 5; ++t)
+    for (int i = 0; i < 3; ++i) adamw_step(w[i], m[i], v[i], grads[t - 1][i], lr, 0.9f, 0.95f, 1e-8f, wd, adam_bias(0.9f, 0.95f, t));
+  FILE* p = popen("/usr/bin/python3 -c '"
+                  "import torch\n"
+                  "w = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))\n"
+                  "o = torch.optim.AdamW([w], lr=1e-2, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)\n"
+                  "for g in [[0.1, -0.2, 0.3], [0.0, 0.5, -0.1], [1.0, 1.0, 1.0], [-0.3, 0.2, 0.0], [0.2, 0.2, -0.2]]:\n"
+                  "    w.grad = torch.tensor(g); o.step()\n"
+                  "print(\" \".join(repr(float(x)) for x in w.detach()))'",
+                  "r");
+  ck_assert_ptr_nonnull(p);
+  double torch_w[3] = {};
+  ck_assert_int_eq(std::fscanf(p, "%lf %lf %lf", &torch_w[0], &torch_w[1], &torch_w[2]), 3);
+  ck_assert_int_eq(pclose(p), 0);
+  for (int i = 0; i < 3; ++i) ck_assert_double_lt(std::fabs(torch_w[i] - w[i]), 1e-6);
+}
+END_TEST
+
+START_TEST(the_learning_rate_warms_up_then_follows_a_cosine) {
+  const WarmupCosine s{1.0f, 0.1f, 10, 110};
+  ck_assert_float_eq_tol(s.at(0), 0.1f, 1e-7f);
+  ck_assert_float_eq_tol(s.at(9), 1.0f, 1e-7f);
+  ck_assert_float_eq_tol(s.at(10), 1.0f, 1e-7f);
+  ck_assert_float_eq_tol(s.at(60), 0.55f, 1e-6f);  // half-way down the cosine
+  ck_assert_float_eq_tol(s.at(110), 0.1f, 1e-7f);
+  ck_assert_float_eq_tol(s.at(1000), 0.1f, 1e-7f);
+  ck_assert_float_eq_tol(clip_factor(2.0, 1.0f), 0.5f, 1e-6f);
+  ck_assert_float_eq(clip_factor(0.5, 1.0f), 1.0f);
+  ck_assert_float_eq(clip_factor(1e9, 0.0f), 1.0f);  // no clipping asked
+}
+END_TEST
+
 Suite* gpt_layers_suite() {
   return make_suite("gpt_layers",
                     {layernorm_backward_matches_finite_differences,
@@ -213,6 +270,8 @@ Suite* gpt_layers_suite() {
                      gelu_and_embedding_backward_match_finite_differences,
                      the_padded_vocabulary_takes_no_part_in_the_loss,
                      gpt2_124m_has_its_parameters_and_bad_shapes_are_refused,
-                     the_gpt_gradient_matches_finite_differences, an_untrained_gpt_is_uniform},
+                     the_gpt_gradient_matches_finite_differences, an_untrained_gpt_is_uniform,
+                     adamw_decays_matrices_and_embeddings_only, adamw_is_pytorchs,
+                     the_learning_rate_warms_up_then_follows_a_cosine},
                     30);
 }

@@ -56,6 +56,16 @@ GptLayout gpt_layout(const GptConfig& c) {
   return l;
 }
 
+std::vector<ParamRange> gpt_decayed(const GptLayout& l, const GptConfig& c) {
+  const std::size_t C = std::size_t(c.width);
+  std::vector<ParamRange> ranges = {{l.wte, l.wpe + std::size_t(c.context) * C}};  // wte and wpe, side by side
+  for (const auto& b : l.blocks)
+    for (const auto& [at, n] : {std::pair{b.qkv_w, 3 * C * C}, std::pair{b.proj_w, C * C}, std::pair{b.fc_w, 4 * C * C},
+                                std::pair{b.fc_proj_w, 4 * C * C}})
+      ranges.push_back({at, at + n});
+  return ranges;
+}
+
 std::vector<float> initial_gpt_parameters(const GptConfig& c, std::uint64_t seed) {
   const GptLayout l = gpt_layout(c);
   const std::size_t C = std::size_t(c.width);

@@ -43,6 +43,14 @@ struct GptLayout {
 };
 GptLayout gpt_layout(const GptConfig& c);
 
+// The parameters AdamW decays (nanoGPT's rule: every matrix and embedding;
+// no bias, no LayerNorm), as [begin, end) ranges of the flat array.
+struct ParamRange {
+  std::size_t begin = 0, end = 0;
+  bool operator==(const ParamRange&) const = default;
+};
+std::vector<ParamRange> gpt_decayed(const GptLayout& l, const GptConfig& c);
+
 // GPT-2's initialisation: weights ~ N(0, 0.02), the two projections into the
 // residual stream scaled by 1/sqrt(2 x layers), biases 0, LayerNorms 1 and 0;
 // the padded rows of wte 0. The same seed gives the same parameters.

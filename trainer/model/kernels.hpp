@@ -39,6 +39,14 @@ DDP_HD inline void adam_step(float& w, float& m, float& v, float g, float lr, fl
   w -= lr * (m * bias.c1) / (sqrtf(v * bias.c2) + eps);
 }
 
+// AdamW (PyTorch's): the decoupled weight decay first (w *= 1 - lr * wd; wd
+// 0 for biases and LayerNorms), then Adam's step.
+DDP_HD inline void adamw_step(float& w, float& m, float& v, float g, float lr, float beta1, float beta2, float eps,
+                              float wd, AdamBias bias) {
+  w *= 1.0f - lr * wd;
+  adam_step(w, m, v, g, lr, beta1, beta2, eps, bias);
+}
+
 // Adadelta (PyTorch's, no weight decay): the running mean of g^2 (sq) and of
 // the squared updates (acc); the update is g scaled by their RMS ratio.
 DDP_HD inline void adadelta_step(float& w, float& sq, float& acc, float g, float lr, float rho, float eps) {
