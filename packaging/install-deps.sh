@@ -40,8 +40,8 @@ packages=(
   # the configless cluster (Slurm's packages pull it in; named for clarity)
   iproute2 util-linux procps munge
   # PyTorch compatibility tests and the real dataset; the language model's
-  # text (the Jargon File 4.4.7, plain text: ddp-tokenize's tests)
-  python3 python3-torch dataset-fashion-mnist jargon-text
+  # text (fortune's cookies, plain text in Debian 12, 13 and unstable alike)
+  python3 python3-torch dataset-fashion-mnist fortunes
   # the GPU kit's check: a minimal Debian chroot (tests/gpu/kit-check.sh)
   mmdebstrap
 )

@@ -8,8 +8,11 @@
 #include <vector>
 
 #include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <unistd.h>
 
+#include "data/gzip_file.hpp"
 #include "model/gpt.hpp"
 #include "model/kernels.hpp"
 #include "train/lr_schedule.hpp"
@@ -263,6 +266,72 @@ START_TEST(the_learning_rate_warms_up_then_follows_a_cosine) {
 }
 END_TEST
 
+namespace {
+
+// `steps` AdamW steps (lr const, weight decay 0.1 on gpt_decayed(), betas 0.9
+// and 0.95, gradients clipped to norm 1), each step's loss before its update.
+std::vector<float> train_steps(const GptConfig& c, std::vector<float> params, const std::uint16_t* tokens,
+                               const std::uint16_t* targets, int B, int T, int steps, float lr) {
+  GptModel model(c, B);
+  std::vector<float> wd(params.size(), 0.0f), m(params.size()), v(params.size()), g(params.size());
+  for (const auto& r : gpt_decayed(model.layout(), c)) std::fill(wd.begin() + std::ptrdiff_t(r.begin), wd.begin() + std::ptrdiff_t(r.end), 0.1f);
+  std::vector<float> losses;
+  for (int step = 1; step <= steps; ++step) {
+    std::fill(g.begin(), g.end(), 0.0f);
+    losses.push_back(model.forward(params.data(), tokens, targets, B, T));
+    model.backward(params.data(), g.data());
+    double norm = 0;
+    for (const float x : g) norm += double(x) * x;
+    const float clip = clip_factor(std::sqrt(norm), 1.0f);
+    const auto bias = adam_bias(0.9f, 0.95f, step);
+    for (std::size_t i = 0; i < params.size(); ++i) adamw_step(params[i], m[i], v[i], g[i] * clip, lr, 0.9f, 0.95f, 1e-8f, wd[i], bias);
+  }
+  return losses;
+}
+
+std::string joined(const std::uint16_t* x, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? "," : "") + std::to_string(x[i]);
+  return out;
+}
+
+}  // namespace
+
+// The small config (2 layers, 4 heads, width 128, context 64) on the
+// first bytes of fortune's cookies, from the same initial parameters: each step's
+// loss equal to the same model's in PyTorch (tests/unit/gpt_reference.py,
+// with Debian's PyTorch here, 2.6 and 2.14 in the chroots).
+START_TEST(the_small_gpt_trains_as_in_pytorch) {
+  const auto c = gpt_config("small", 0, 0, 0, 0, 0);
+  const int B = 2, T = 64, steps = 5;
+  const float lr = 1e-3f;
+  auto text = read_maybe_gzip("/usr/share/games/fortunes/cookie", std::size_t(64) << 20);
+  ck_assert(text);
+  std::vector<std::uint16_t> tokens(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) tokens[i] = (*text)[std::size_t(i)], targets[i] = (*text)[std::size_t(i) + 1];
+  const auto params = initial_gpt_parameters(*c, 42);
+  const auto ours = train_steps(*c, params, tokens.data(), targets.data(), B, T, steps, lr);
+  const std::string path = "/tmp/ddp-gpt-params-" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(params.data()), std::streamsize(params.size() * sizeof(float)));
+  std::ostringstream cmd;
+  cmd << "/usr/bin/python3 " << DDP_GPT_REFERENCE << " " << path << " " << c->layers << " " << c->heads << " " << c->width
+      << " " << c->context << " " << c->vocab << " " << c->padded_vocab << " " << B << " " << T << " " << steps << " "
+      << lr << " " << joined(tokens.data(), B * T) << " " << joined(targets.data(), B * T);
+  FILE* p = popen(cmd.str().c_str(), "r");
+  ck_assert_ptr_nonnull(p);
+  std::vector<double> torch_losses(steps);
+  for (auto& l : torch_losses) ck_assert_int_eq(std::fscanf(p, "%lf", &l), 1);
+  ck_assert_int_eq(pclose(p), 0);
+  std::remove(path.c_str());
+  for (int s = 0; s < steps; ++s) {
+    std::printf("step %d: loss %.6f, PyTorch %.6f\n", s, double(ours[std::size_t(s)]), torch_losses[std::size_t(s)]);
+    ck_assert_double_lt(std::fabs(torch_losses[std::size_t(s)] - ours[std::size_t(s)]), 1e-4);
+  }
+  ck_assert_float_lt(ours.back(), ours.front());  // and it learns
+}
+END_TEST
+
 Suite* gpt_layers_suite() {
   return make_suite("gpt_layers",
                     {layernorm_backward_matches_finite_differences,
@@ -272,6 +341,6 @@ Suite* gpt_layers_suite() {
                      gpt2_124m_has_its_parameters_and_bad_shapes_are_refused,
                      the_gpt_gradient_matches_finite_differences, an_untrained_gpt_is_uniform,
                      adamw_decays_matrices_and_embeddings_only, adamw_is_pytorchs,
-                     the_learning_rate_warms_up_then_follows_a_cosine},
+                     the_learning_rate_warms_up_then_follows_a_cosine, the_small_gpt_trains_as_in_pytorch},
                     30);
 }
