@@ -7,8 +7,13 @@
 // after this one (the unit tests are compiled as unity sources).
 #undef fail
 
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <functional>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 // One suite with one test case holding `tests`; `timeout_s` 0 keeps Check's default.
 inline Suite* make_suite(const char* name, std::initializer_list<const TTest*> tests, double timeout_s = 0) {
@@ -18,6 +23,26 @@ inline Suite* make_suite(const char* name, std::initializer_list<const TTest*> t
   for (const TTest* test : tests) tcase_add_test(tc, test);
   suite_add_tcase(suite, tc);
   return suite;
+}
+
+// The largest relative gap between `analytic` and the central differences
+// (step h) of loss() in each element of `params`, which loss() reads
+// (perturbed in place and restored): the trainer's gradient checks.
+inline double worst_gradient_error(std::vector<float>& params, const std::vector<float>& analytic,
+                                   const std::function<double()>& loss, float h = 1e-2f) {
+  double worst = 0;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    const float keep = params[i];
+    params[i] = keep + h;
+    const double up = loss();
+    params[i] = keep - h;
+    const double down = loss();
+    params[i] = keep;
+    const double numeric = (up - down) / (2.0 * double(h));
+    const double gap = std::fabs(numeric - analytic[i]) / std::max(1e-2, std::fabs(numeric) + std::fabs(analytic[i]));
+    worst = std::max(worst, gap);
+  }
+  return worst;
 }
 
 Suite* parse_suite();

@@ -24,7 +24,7 @@ using namespace ddp::train::gpt;
 
 namespace {
 
-std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
+std::vector<float> gaussian_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
   std::mt19937 gen(seed);
   std::normal_distribution<float> normal(0.0f, scale);
   std::vector<float> v(n);
@@ -32,46 +32,28 @@ std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0
   return v;
 }
 
-double dot(const std::vector<float>& a, const std::vector<float>& b) {
+double dot_product(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += double(a[i]) * double(b[i]);
   return s;
-}
-
-// The largest relative gap between `analytic` and the central differences of
-// loss() in each element of `v` (loss() reads v).
-double worst_gap(std::vector<float>& v, const std::vector<float>& analytic, const std::function<double()>& loss,
-                 float h = 1e-2f) {
-  double worst = 0;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const float keep = v[i];
-    v[i] = keep + h;
-    const double up = loss();
-    v[i] = keep - h;
-    const double down = loss();
-    v[i] = keep;
-    const double numeric = (up - down) / (2.0 * double(h));
-    worst = std::max(worst, std::fabs(numeric - analytic[i]) / std::max(1e-2, std::fabs(numeric) + std::fabs(analytic[i])));
-  }
-  return worst;
 }
 
 }  // namespace
 
 START_TEST(layernorm_backward_matches_finite_differences) {
   const int N = 3, C = 8;
-  auto x = random_vector(N * C, 1), w = random_vector(C, 2), b = random_vector(C, 3), r = random_vector(N * C, 4);
+  auto x = gaussian_vector(N * C, 1), w = gaussian_vector(C, 2), b = gaussian_vector(C, 3), r = gaussian_vector(N * C, 4);
   std::vector<float> out(N * C), mean(N), rstd(N);
   const auto loss = [&] {
     layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
-    return dot(out, r);
+    return dot_product(out, r);
   };
   loss();
   std::vector<float> dx(N * C), dw(C), db(C);
   layernorm_backward(dx.data(), dw.data(), db.data(), r.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
-  ck_assert_double_lt(worst_gap(x, dx, loss), 1e-2);
-  ck_assert_double_lt(worst_gap(w, dw, loss), 1e-2);
-  ck_assert_double_lt(worst_gap(b, db, loss), 1e-2);
+  ck_assert_double_lt(worst_gradient_error(x, dx, loss), 1e-2);
+  ck_assert_double_lt(worst_gradient_error(w, dw, loss), 1e-2);
+  ck_assert_double_lt(worst_gradient_error(b, db, loss), 1e-2);
   for (int c = 0; c < C; ++c) w[c] = 1, b[c] = 0;  // plain normalisation: each row's mean 0, variance 1
   loss();
   double m = 0, v = 0;
@@ -83,11 +65,11 @@ END_TEST
 
 START_TEST(attention_is_causal_and_its_backward_matches_finite_differences) {
   const int B = 2, T = 5, C = 8, NH = 2;
-  auto qkv = random_vector(B * T * 3 * C, 5), r = random_vector(B * T * C, 6);
+  auto qkv = gaussian_vector(B * T * 3 * C, 5), r = gaussian_vector(B * T * C, 6);
   std::vector<float> out(B * T * C), probs(B * NH * T * T);
   const auto loss = [&] {
     attention_forward(out.data(), probs.data(), qkv.data(), B, T, C, NH);
-    return dot(out, r);
+    return dot_product(out, r);
   };
   loss();
   for (int row = 0; row < B * NH * T; ++row) {  // each query: weights over keys up to its own position, summing to 1
@@ -104,19 +86,19 @@ START_TEST(attention_is_causal_and_its_backward_matches_finite_differences) {
   for (int i = 0; i < C; ++i) ck_assert_float_eq_tol(out[i], qkv[2 * C + i], 1e-6f);
   std::vector<float> dqkv(qkv.size()), scratch(T);
   attention_backward(dqkv.data(), r.data(), qkv.data(), probs.data(), scratch.data(), B, T, C, NH);
-  ck_assert_double_lt(worst_gap(qkv, dqkv, loss), 1e-2);
+  ck_assert_double_lt(worst_gradient_error(qkv, dqkv, loss), 1e-2);
 }
 END_TEST
 
 START_TEST(gelu_and_embedding_backward_match_finite_differences) {
-  auto x = random_vector(40, 7, 2.0f), r = random_vector(40, 8);
+  auto x = gaussian_vector(40, 7, 2.0f), r = gaussian_vector(40, 8);
   std::vector<float> out(40), dx(40);
   const auto gelu_loss = [&] {
     gelu_forward(out.data(), x.data(), x.size());
-    return dot(out, r);
+    return dot_product(out, r);
   };
   gelu_backward(dx.data(), x.data(), r.data(), x.size());
-  ck_assert_double_lt(worst_gap(x, dx, gelu_loss), 1e-2);
+  ck_assert_double_lt(worst_gradient_error(x, dx, gelu_loss), 1e-2);
   const float ends[] = {0.0f, 10.0f, -10.0f};
   float at_ends[3];
   gelu_forward(at_ends, ends, 3);
@@ -126,26 +108,26 @@ START_TEST(gelu_and_embedding_backward_match_finite_differences) {
 
   const int B = 2, T = 3, C = 4, V = 5;
   const std::uint16_t tokens[] = {4, 0, 4, 2, 2, 1};
-  auto wte = random_vector(V * C, 9), wpe = random_vector(T * C, 10), re = random_vector(B * T * C, 11);
+  auto wte = gaussian_vector(V * C, 9), wpe = gaussian_vector(T * C, 10), re = gaussian_vector(B * T * C, 11);
   std::vector<float> emb(B * T * C), dwte(V * C), dwpe(T * C);
   const auto embed_loss = [&] {
     embed_forward(emb.data(), tokens, wte.data(), wpe.data(), B, T, C);
-    return dot(emb, re);
+    return dot_product(emb, re);
   };
   embed_backward(dwte.data(), dwpe.data(), re.data(), tokens, B, T, C);
-  ck_assert_double_lt(worst_gap(wte, dwte, embed_loss), 1e-3);
-  ck_assert_double_lt(worst_gap(wpe, dwpe, embed_loss), 1e-3);
+  ck_assert_double_lt(worst_gradient_error(wte, dwte, embed_loss), 1e-3);
+  ck_assert_double_lt(worst_gradient_error(wpe, dwpe, embed_loss), 1e-3);
 }
 END_TEST
 
 START_TEST(the_padded_vocabulary_takes_no_part_in_the_loss) {
   const int N = 4, V = 7, Vp = 9;
-  auto logits = random_vector(N * Vp, 12, 2.0f);
+  auto logits = gaussian_vector(N * Vp, 12, 2.0f);
   const std::uint16_t targets[] = {0, 6, 3, 3};
   std::vector<float> d(N * Vp), scratch(N * Vp);
   const float l = cross_entropy_padded(logits.data(), targets, d.data(), N, V, Vp);
   const auto loss = [&] { return double(cross_entropy_padded(logits.data(), targets, scratch.data(), N, V, Vp)); };
-  ck_assert_double_lt(worst_gap(logits, d, loss), 1e-2);
+  ck_assert_double_lt(worst_gradient_error(logits, d, loss), 1e-2);
   double by_hand = 0;  // the definition, in double
   for (int n = 0; n < N; ++n) {
     double sum = 0;
@@ -186,7 +168,7 @@ START_TEST(the_gpt_gradient_matches_finite_differences) {
   ck_assert(c && c->padded_vocab == 64);
   const int B = 2, T = 4;
   auto params = initial_gpt_parameters(*c, 7);
-  const auto noise = random_vector(params.size(), 13, 0.3f);
+  const auto noise = gaussian_vector(params.size(), 13, 0.3f);
   const GptLayout layout = gpt_layout(*c);
   for (std::size_t i = 0; i < params.size(); ++i)
     if (i < layout.wte + std::size_t(c->vocab) * 8 || i >= layout.wpe) params[i] += noise[i];  // padded rows stay 0
@@ -196,7 +178,7 @@ START_TEST(the_gpt_gradient_matches_finite_differences) {
   const double at_start = loss();
   std::vector<float> grads(params.size(), 0.0f);
   model.backward(params.data(), grads.data());
-  ck_assert_double_lt(worst_gap(params, grads, loss, 1e-2f), 2e-2);
+  ck_assert_double_lt(worst_gradient_error(params, grads, loss, 1e-2f), 2e-2);
   for (std::size_t i = layout.wte + std::size_t(c->vocab) * 8; i < layout.wpe; ++i) ck_assert_float_eq(grads[i], 0.0f);
   ck_assert_double_eq_tol(loss(), at_start, 1e-6);  // forward is a function of its inputs
 }

@@ -21,26 +21,6 @@ std::vector<float> random_vector(std::size_t n, unsigned seed) {
   return v;
 }
 
-// Largest relative difference between analytic and numeric gradients of
-// `loss` with respect to `params` (perturbed in place).
-double worst_gradient_error(std::vector<float>& params, const std::vector<float>& analytic,
-                            const std::function<float()>& loss) {
-  double worst = 0;
-  const float h = 1e-2f;
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    const float keep = params[i];
-    params[i] = keep + h;
-    const double up = loss();
-    params[i] = keep - h;
-    const double down = loss();
-    params[i] = keep;
-    const double numeric = (up - down) / (2.0 * h);
-    const double err = std::fabs(numeric - analytic[i]) / std::max(1e-2, std::fabs(numeric) + std::fabs(analytic[i]));
-    worst = std::max(worst, err);
-  }
-  return worst;
-}
-
 }  // namespace
 
 START_TEST(linear_forward_by_hand) {
