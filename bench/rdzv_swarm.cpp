@@ -196,7 +196,9 @@ std::string phases(Swarm& swarm, std::uint32_t nodes, Clock::time_point t1) {
     if (n.stops[0] && (!last_stop || *n.stops[0] > *last_stop)) last_stop = n.stops[0];
     if (n.starts[1] && (!first_start || *n.starts[1] < *first_start)) first_start = n.starts[1];
   }
-  const auto at = [&](const std::optional<Clock::time_point>& t) { return t ? std::to_string(seconds(*t - t1)) : "null"; };
+  const auto at = [&](const std::optional<Clock::time_point>& t) {
+    return t ? std::to_string(seconds(*t - t1)) : "null";
+  };
   return ", \"stop_first_s\": " + at(first_stop) + ", \"stop_all_s\": " + at(last_stop) +
          ", \"start1_first_s\": " + at(first_start);
 }

@@ -2,22 +2,22 @@
 // forward (loss = sum of the output times a fixed random tensor, so that
 // dout is that tensor), and what each forward must be by definition: causal
 // attention's weights, GELU's ends, the padded vocabulary left out.
-#include <cmath>
-#include <functional>
-#include <random>
-#include <vector>
+#include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <random>
 #include <sstream>
-#include <unistd.h>
+#include <vector>
 
 #include "data/gzip_file.hpp"
 #include "model/gpt.hpp"
-#include "model/kernels.hpp"
-#include "train/lr_schedule.hpp"
 #include "model/gpt_layers.hpp"
+#include "model/kernels.hpp"
 #include "suites.hpp"
+#include "train/lr_schedule.hpp"
 
 using namespace ddp::train;
 using namespace ddp::train::gpt;
@@ -42,7 +42,8 @@ double dot_product(const std::vector<float>& a, const std::vector<float>& b) {
 
 START_TEST(layernorm_backward_matches_finite_differences) {
   const int N = 3, C = 8;
-  auto x = gaussian_vector(N * C, 1), w = gaussian_vector(C, 2), b = gaussian_vector(C, 3), r = gaussian_vector(N * C, 4);
+  auto x = gaussian_vector(N * C, 1), w = gaussian_vector(C, 2), b = gaussian_vector(C, 3),
+       r = gaussian_vector(N * C, 4);
   std::vector<float> out(N * C), mean(N), rstd(N);
   const auto loss = [&] {
     layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
@@ -189,7 +190,8 @@ START_TEST(an_untrained_gpt_is_uniform) {
   auto c = gpt_config("small", 0, 0, 0, 0, 0);
   const auto params = initial_gpt_parameters(*c, 3);
   std::vector<std::uint16_t> tokens(2 * 64), targets(2 * 64);
-  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = std::uint16_t(i * 37 % 256), targets[i] = std::uint16_t(i * 11 % 256);
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    tokens[i] = std::uint16_t(i * 37 % 256), targets[i] = std::uint16_t(i * 11 % 256);
   GptModel model(*c, 2);
   const float l = model.forward(params.data(), tokens.data(), targets.data(), 2, 64);
   ck_assert_double_lt(std::fabs(double(l) - std::log(256.0)), 0.05);
@@ -215,17 +217,20 @@ END_TEST
 START_TEST(adamw_is_pytorchs) {
   const float lr = 1e-2f, wd = 0.1f;
   std::vector<float> w = {0.5f, -1.0f, 2.0f}, m(3), v(3);
-  const float grads[5][3] = {{0.1f, -0.2f, 0.3f}, {0.0f, 0.5f, -0.1f}, {1.0f, 1.0f, 1.0f}, {-0.3f, 0.2f, 0.0f}, {0.2f, 0.2f, -0.2f}};
+  const float grads[5][3] = {
+      {0.1f, -0.2f, 0.3f}, {0.0f, 0.5f, -0.1f}, {1.0f, 1.0f, 1.0f}, {-0.3f, 0.2f, 0.0f}, {0.2f, 0.2f, -0.2f}};
   for (int t = 1; t <= 5; ++t)
-    for (int i = 0; i < 3; ++i) adamw_step(w[i], m[i], v[i], grads[t - 1][i], lr, 0.9f, 0.95f, 1e-8f, wd, adam_bias(0.9f, 0.95f, t));
-  FILE* p = popen("/usr/bin/python3 -c '"
-                  "import torch\n"
-                  "w = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))\n"
-                  "o = torch.optim.AdamW([w], lr=1e-2, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)\n"
-                  "for g in [[0.1, -0.2, 0.3], [0.0, 0.5, -0.1], [1.0, 1.0, 1.0], [-0.3, 0.2, 0.0], [0.2, 0.2, -0.2]]:\n"
-                  "    w.grad = torch.tensor(g); o.step()\n"
-                  "print(\" \".join(repr(float(x)) for x in w.detach()))'",
-                  "r");
+    for (int i = 0; i < 3; ++i)
+      adamw_step(w[i], m[i], v[i], grads[t - 1][i], lr, 0.9f, 0.95f, 1e-8f, wd, adam_bias(0.9f, 0.95f, t));
+  FILE* p = popen(
+      "/usr/bin/python3 -c '"
+      "import torch\n"
+      "w = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))\n"
+      "o = torch.optim.AdamW([w], lr=1e-2, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)\n"
+      "for g in [[0.1, -0.2, 0.3], [0.0, 0.5, -0.1], [1.0, 1.0, 1.0], [-0.3, 0.2, 0.0], [0.2, 0.2, -0.2]]:\n"
+      "    w.grad = torch.tensor(g); o.step()\n"
+      "print(\" \".join(repr(float(x)) for x in w.detach()))'",
+      "r");
   ck_assert_ptr_nonnull(p);
   double torch_w[3] = {};
   ck_assert_int_eq(std::fscanf(p, "%lf %lf %lf", &torch_w[0], &torch_w[1], &torch_w[2]), 3);
@@ -256,7 +261,8 @@ std::vector<float> train_steps(const GptConfig& c, std::vector<float> params, co
                                const std::uint16_t* targets, int B, int T, int steps, float lr) {
   GptModel model(c, B);
   std::vector<float> wd(params.size(), 0.0f), m(params.size()), v(params.size()), g(params.size());
-  for (const auto& r : gpt_decayed(model.layout(), c)) std::fill(wd.begin() + std::ptrdiff_t(r.begin), wd.begin() + std::ptrdiff_t(r.end), 0.1f);
+  for (const auto& r : gpt_decayed(model.layout(), c))
+    std::fill(wd.begin() + std::ptrdiff_t(r.begin), wd.begin() + std::ptrdiff_t(r.end), 0.1f);
   std::vector<float> losses;
   for (int step = 1; step <= steps; ++step) {
     std::fill(g.begin(), g.end(), 0.0f);
@@ -266,7 +272,8 @@ std::vector<float> train_steps(const GptConfig& c, std::vector<float> params, co
     for (const float x : g) norm += double(x) * x;
     const float clip = clip_factor(std::sqrt(norm), 1.0f);
     const auto bias = adam_bias(0.9f, 0.95f, step);
-    for (std::size_t i = 0; i < params.size(); ++i) adamw_step(params[i], m[i], v[i], g[i] * clip, lr, 0.9f, 0.95f, 1e-8f, wd[i], bias);
+    for (std::size_t i = 0; i < params.size(); ++i)
+      adamw_step(params[i], m[i], v[i], g[i] * clip, lr, 0.9f, 0.95f, 1e-8f, wd[i], bias);
   }
   return losses;
 }
@@ -297,9 +304,9 @@ START_TEST(the_small_gpt_trains_as_in_pytorch) {
   std::ofstream(path, std::ios::binary)
       .write(reinterpret_cast<const char*>(params.data()), std::streamsize(params.size() * sizeof(float)));
   std::ostringstream cmd;
-  cmd << "/usr/bin/python3 " << DDP_GPT_REFERENCE << " " << path << " " << c->layers << " " << c->heads << " " << c->width
-      << " " << c->context << " " << c->vocab << " " << c->padded_vocab << " " << B << " " << T << " " << steps << " "
-      << lr << " " << joined(tokens.data(), B * T) << " " << joined(targets.data(), B * T);
+  cmd << "/usr/bin/python3 " << DDP_GPT_REFERENCE << " " << path << " " << c->layers << " " << c->heads << " "
+      << c->width << " " << c->context << " " << c->vocab << " " << c->padded_vocab << " " << B << " " << T << " "
+      << steps << " " << lr << " " << joined(tokens.data(), B * T) << " " << joined(targets.data(), B * T);
   FILE* p = popen(cmd.str().c_str(), "r");
   ck_assert_ptr_nonnull(p);
   std::vector<double> torch_losses(steps);
@@ -315,14 +322,12 @@ START_TEST(the_small_gpt_trains_as_in_pytorch) {
 END_TEST
 
 Suite* gpt_layers_suite() {
-  return make_suite("gpt_layers",
-                    {layernorm_backward_matches_finite_differences,
-                     attention_is_causal_and_its_backward_matches_finite_differences,
-                     gelu_and_embedding_backward_match_finite_differences,
-                     the_padded_vocabulary_takes_no_part_in_the_loss,
-                     gpt2_124m_has_its_parameters_and_bad_shapes_are_refused,
-                     the_gpt_gradient_matches_finite_differences, an_untrained_gpt_is_uniform,
-                     adamw_decays_matrices_and_embeddings_only, adamw_is_pytorchs,
-                     the_learning_rate_warms_up_then_follows_a_cosine, the_small_gpt_trains_as_in_pytorch},
-                    30);
+  return make_suite(
+      "gpt_layers",
+      {layernorm_backward_matches_finite_differences, attention_is_causal_and_its_backward_matches_finite_differences,
+       gelu_and_embedding_backward_match_finite_differences, the_padded_vocabulary_takes_no_part_in_the_loss,
+       gpt2_124m_has_its_parameters_and_bad_shapes_are_refused, the_gpt_gradient_matches_finite_differences,
+       an_untrained_gpt_is_uniform, adamw_decays_matrices_and_embeddings_only, adamw_is_pytorchs,
+       the_learning_rate_warms_up_then_follows_a_cosine, the_small_gpt_trains_as_in_pytorch},
+      30);
 }

@@ -27,7 +27,8 @@ std::vector<std::uint8_t> file_bytes(const std::string& path) {
 }
 
 void put_bytes(const std::string& path, const std::vector<std::uint8_t>& bytes) {
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
 }
 
 std::string open_error(const std::string& path) {
@@ -44,13 +45,15 @@ START_TEST(a_token_header_survives_its_own_bytes_and_refuses_what_does_not_fit) 
   ck_assert(bytes && bytes->size() == kTokenHeaderBytes);
   auto back = decode_token_header(*bytes, "f");
   ck_assert(back && *back == h);
-  CK_CONTAINS(encode_token_header({1, 65537, 0, "bytes"}).error(), "a vocabulary of 65537 tokens (a token file holds 1 to 65,536");
+  CK_CONTAINS(encode_token_header({1, 65537, 0, "bytes"}).error(),
+              "a vocabulary of 65537 tokens (a token file holds 1 to 65,536");
   ck_assert(!encode_token_header({1, 0, 0, "bytes"}));
   ck_assert(encode_token_header({1, 65536, 0, "bytes"}));
   CK_CONTAINS(encode_token_header({1, 256, 0, std::string(16, 'x')}).error(), "1 to 15 bytes");
   auto other = *bytes;
   other[0] = 'X';
-  CK_CONTAINS(decode_token_header(other, "f").error(), "f: not a token file (no DDPTOKEN header); make one with ddp-tokenize");
+  CK_CONTAINS(decode_token_header(other, "f").error(),
+              "f: not a token file (no DDPTOKEN header); make one with ddp-tokenize");
   other = *bytes;
   other[8] = 2;
   CK_CONTAINS(decode_token_header(other, "f").error(), "f: token file version 2, this ddp-train reads 1");
@@ -94,10 +97,10 @@ END_TEST
 START_TEST(the_held_out_part_starts_a_line) {
   const std::string text = "one\ntwo\nthree\nfour\n";  // 19 bytes
   const std::span<const std::uint8_t> t(reinterpret_cast<const std::uint8_t*>(text.data()), text.size());
-  ck_assert_uint_eq(held_out_start(t, 0.3), 14);  // the last 5 bytes: "four\n", from a line's start
-  ck_assert_uint_eq(held_out_start(t, 0.6), 8);   // the last 11 bytes: "\nthree\nfour\n", from "three"
-  ck_assert_uint_eq(held_out_start(t, 0.5), 14);  // the last 9: "ree\nfour\n", from the next line
-  ck_assert_uint_eq(held_out_start(t, 0.01), 19); // no line starts in the last byte: nothing held out
+  ck_assert_uint_eq(held_out_start(t, 0.3), 14);   // the last 5 bytes: "four\n", from a line's start
+  ck_assert_uint_eq(held_out_start(t, 0.6), 8);    // the last 11 bytes: "\nthree\nfour\n", from "three"
+  ck_assert_uint_eq(held_out_start(t, 0.5), 14);   // the last 9: "ree\nfour\n", from the next line
+  ck_assert_uint_eq(held_out_start(t, 0.01), 19);  // no line starts in the last byte: nothing held out
   const std::string one_line = "no newline at all";
   ck_assert_uint_eq(held_out_start({reinterpret_cast<const std::uint8_t*>(one_line.data()), one_line.size()}, 0.5),
                     one_line.size());

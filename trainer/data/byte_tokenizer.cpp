@@ -4,9 +4,7 @@
 
 namespace ddp::train {
 
-std::vector<std::uint16_t> byte_tokens(std::span<const std::uint8_t> text) {
-  return {text.begin(), text.end()};
-}
+std::vector<std::uint16_t> byte_tokens(std::span<const std::uint8_t> text) { return {text.begin(), text.end()}; }
 
 std::size_t held_out_start(std::span<const std::uint8_t> text, double fraction) {
   const auto cut = text.size() - std::min(text.size(), std::size_t(double(text.size()) * fraction));

@@ -59,13 +59,15 @@ Result<TokenHeader> decode_token_header(std::span<const std::uint8_t> b, const s
     return fail(origin + ": not a token file (no DDPTOKEN header); make one with ddp-tokenize");
   TokenHeader h;
   h.version = get<std::uint32_t>(b, 8);
-  if (h.version != 1) return fail(origin + ": token file version " + std::to_string(h.version) + ", this ddp-train reads 1");
+  if (h.version != 1)
+    return fail(origin + ": token file version " + std::to_string(h.version) + ", this ddp-train reads 1");
   h.vocab = get<std::uint32_t>(b, 12);
   if (h.vocab == 0 || h.vocab > kMaxVocab) return fail(origin + ": " + vocab_refusal(h.vocab));
   h.count = get<std::uint64_t>(b, 16);
   const auto* name = reinterpret_cast<const char*>(b.data() + 24);
   h.tokenizer.assign(name, strnlen(name, kNameBytes));
-  if (h.tokenizer.empty() || h.tokenizer.size() == kNameBytes) return fail(origin + ": the tokenizer's name is malformed");
+  if (h.tokenizer.empty() || h.tokenizer.size() == kNameBytes)
+    return fail(origin + ": the tokenizer's name is malformed");
   if (std::any_of(b.begin() + 40, b.begin() + kTokenHeaderBytes, [](std::uint8_t x) { return x != 0; }))
     return fail(origin + ": reserved header bytes are not zero (a newer format?)");
   return h;
@@ -81,8 +83,8 @@ Result<TokenHeader> check_token_bytes(std::span<const std::uint8_t> file, const 
   for (std::uint64_t i = 0; i < header->count; ++i) {
     const auto token = get<std::uint16_t>(file, kTokenHeaderBytes + 2 * i);
     if (token >= header->vocab)
-      return fail(origin + ": token " + std::to_string(i) + " is " + std::to_string(token) + ", outside the vocabulary of " +
-                  std::to_string(header->vocab));
+      return fail(origin + ": token " + std::to_string(i) + " is " + std::to_string(token) +
+                  ", outside the vocabulary of " + std::to_string(header->vocab));
   }
   return header;
 }

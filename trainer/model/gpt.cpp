@@ -19,8 +19,8 @@ GptModel::GptModel(const GptConfig& config, int max_batch)
   const std::size_t probs = N * std::size_t(config.heads) * std::size_t(config.context);
   for (int l = 0; l < config.layers; ++l)
     blocks_.push_back({sized(N * C), sized(N), sized(N), sized(3 * N * C), sized(N * C), sized(probs), sized(N * C),
-                       sized(N * C), sized(N * C), sized(N), sized(N), sized(4 * N * C), sized(4 * N * C),
-                       sized(N * C), sized(N * C)});
+                       sized(N * C), sized(N * C), sized(N), sized(N), sized(4 * N * C), sized(4 * N * C), sized(N * C),
+                       sized(N * C)});
   embedded_ = sized(N * C);
   lnf_ = sized(N * C), lnf_mean_ = sized(N), lnf_rstd_ = sized(N);
   logits_ = sized(N * std::size_t(config.padded_vocab)), dlogits_ = sized(logits_.size());
@@ -38,8 +38,8 @@ void GptModel::block_forward(const float* p, const GptBlockOffsets& o, const flo
   gpt::attention_forward(a.att_out.data(), a.probs.data(), a.qkv.data(), B_, T_, C, config_.heads);
   cpu::linear_forward(a.att_out.data(), p + o.proj_w, p + o.proj_b, a.proj.data(), N, C, C);
   for (std::size_t i = 0; i < std::size_t(N) * C; ++i) a.res2[i] = in[i] + a.proj[i];
-  gpt::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.res2.data(), p + o.ln2_w, p + o.ln2_b,
-                         N, C);
+  gpt::layernorm_forward(a.ln2.data(), a.ln2_mean.data(), a.ln2_rstd.data(), a.res2.data(), p + o.ln2_w, p + o.ln2_b, N,
+                         C);
   cpu::linear_forward(a.ln2.data(), p + o.fc_w, p + o.fc_b, a.fc.data(), N, C, 4 * C);
   gpt::gelu_forward(a.fc_gelu.data(), a.fc.data(), std::size_t(N) * 4 * C);
   cpu::linear_forward(a.fc_gelu.data(), p + o.fc_proj_w, p + o.fc_proj_b, a.fc_proj.data(), N, 4 * C, C);

@@ -19,8 +19,9 @@ namespace ddp::train {
 
 struct GptConfig {
   int layers = 2, heads = 4, width = 128, context = 64;
-  int vocab = 256;         // tokens the data may hold
-  int padded_vocab = 256;  // the embedding's rows: vocab rounded up to a multiple of 64 (kernels); the extra rows never win
+  int vocab = 256;  // tokens the data may hold
+  int padded_vocab =
+      256;  // the embedding's rows: vocab rounded up to a multiple of 64 (kernels); the extra rows never win
   std::string describe() const;  // "gpt 2 layers, 4 heads, width 128, context 64, vocabulary 256 (padded 256)"
 };
 

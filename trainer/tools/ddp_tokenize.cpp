@@ -61,10 +61,11 @@ int encode(const Options& o) {
       return 1;
     }
   }
-  std::printf("ddp-tokenize: %s: %zu bytes -> %s.train.tok (%zu tokens), %s.val.tok (%zu tokens, the last %.3g "
-              "from a line's start); tokenizer %s, vocabulary %u\n",
-              named.c_str(), all.size(), o.out.c_str(), train.size(), o.out.c_str(), val.size(), o.held_out,
-              kByteTokenizer, kByteVocab);
+  std::printf(
+      "ddp-tokenize: %s: %zu bytes -> %s.train.tok (%zu tokens), %s.val.tok (%zu tokens, the last %.3g "
+      "from a line's start); tokenizer %s, vocabulary %u\n",
+      named.c_str(), all.size(), o.out.c_str(), train.size(), o.out.c_str(), val.size(), o.held_out, kByteTokenizer,
+      kByteVocab);
   return 0;
 }
 
