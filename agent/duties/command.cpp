@@ -10,6 +10,8 @@
 #include <cstring>
 #include <optional>
 
+#include "ddp/base/parse.hpp"
+
 namespace ddp::agent {
 
 namespace {
@@ -31,7 +33,7 @@ Command::~Command() {
 }
 
 Status Command::start(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                      const std::string& missing_hint, const Environment* env) {
+                      const std::string& missing_hint, const Environment* env, StopSignals stop_signals) {
   if (argv.empty() || running()) return fail("internal error: a command without words, or one already running");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -54,6 +56,8 @@ Status Command::start(const std::vector<std::string>& argv, std::chrono::millise
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the agent blocks the signals its signalfd reads
+    if (stop_signals == StopSignals::Ignore)     // kept across exec
+      for (const int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_IGN);
     if (block)
       ::execvpe(args[0], args.data(), block->envp());
     else
@@ -115,6 +119,7 @@ Command::Outcome Command::finish(int status, bool timed_out) {
   ::close(out_);
   out_ = -1;
   while (!said_.empty() && (said_.back() == '\n' || said_.back() == ' ')) said_.pop_back();
+  if (said_.empty() && !timed_out && WIFSIGNALED(status)) said_ = "killed by " + signal_name(WTERMSIG(status));
   Outcome outcome;
   outcome.timed_out = timed_out;
   outcome.ok = !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;

@@ -36,10 +36,18 @@ class Command {
   Command& operator=(const Command&) = delete;
   ~Command();
 
+  // Whether the command ignores the terminating signals (SIGTERM, SIGINT,
+  // SIGHUP). A question to slurmctld asked while Slurm stops the step must
+  // be answered: Slurm signals every process of the step, and a command the
+  // agent started just before its own signal came died of it ("cannot ask
+  // slurmctld why", seen with two nodes preempted, 2026-11-28). Its
+  // deadline still ends it (SIGKILL).
+  enum class StopSignals { Obey, Ignore };
   // argv[0] is looked up in PATH. `missing_hint` follows the error a command
   // that cannot be executed prints ("is slurm-client installed?").
   Status start(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-               const std::string& missing_hint, const Environment* env = nullptr);
+               const std::string& missing_hint, const Environment* env = nullptr,
+               StopSignals stop_signals = StopSignals::Obey);
   bool running() const { return pid_ > 0; }
   // nullopt while it runs (and before start); then its outcome, once.
   std::optional<Outcome> poll();

@@ -67,14 +67,16 @@ JobReport::JobReport(const NodePlan& plan, bool standalone)
 void JobReport::on_signal(int sig) {
   if (!enabled_ || stop_signal_ || !comment_.empty()) return;
   stop_signal_ = sig;
-  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kReportRpcTimeout, ""); !ok)
+  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kReportRpcTimeout, "", nullptr,
+                                   Command::StopSignals::Ignore); !ok)
     spdlog::warn("{} came; cannot ask slurmctld why: {}", signal_name(sig), ok.error());
 }
 
 void JobReport::on_verdict(const RootCause& cause) {
   if (!enabled_ || !comment_.empty() || stop_signal_) return;
   comment_ = verdict_comment(cause, plan_);
-  if (auto ok = comment_read_.start({"squeue", "-h", "-j", job_, "-o", "%k"}, kReportRpcTimeout, ""); !ok)
+  if (auto ok = comment_read_.start({"squeue", "-h", "-j", job_, "-o", "%k"}, kReportRpcTimeout, "", nullptr,
+                                      Command::StopSignals::Ignore); !ok)
     spdlog::warn("cannot read job {}'s Comment: {}", job_, ok.error());
 }
 
@@ -101,7 +103,7 @@ void JobReport::write_comment() {
   const std::string old = answer->ok ? answer->said : "";
   const auto argv =
       std::vector<std::string>{"scontrol", "update", "JobId=" + job_, "Comment=" + comment_with(old, comment_)};
-  if (auto ok = comment_write_.start(argv, kReportRpcTimeout, ""); !ok)
+  if (auto ok = comment_write_.start(argv, kReportRpcTimeout, "", nullptr, Command::StopSignals::Ignore); !ok)
     spdlog::warn("cannot set job {}'s Comment: {}", job_, ok.error());
 }
 

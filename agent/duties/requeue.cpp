@@ -70,7 +70,10 @@ Status Requeue::start(const std::string& job, const std::string& exclude, const 
 }
 
 Status Requeue::run_step() {
-  return scontrol_.start(steps_[step_], kRequeueRpcTimeout, "(is slurm-client installed on node 0?)");
+  // Ignoring Slurm's SIGTERM: requeuehold ends the step, and the update and
+  // release that follow run while Slurm signals its processes.
+  return scontrol_.start(steps_[step_], kRequeueRpcTimeout, "(is slurm-client installed on node 0?)", nullptr,
+                         Command::StopSignals::Ignore);
 }
 
 std::optional<Status> Requeue::poll() {
@@ -108,7 +111,8 @@ void Requeuer::on_warning(int sig, bool over) {
   spdlog::info("node 0: {} (Slurm's warning): job {} is requeued once every worker has ended, in {} s at most",
                signal_name(sig), job_, wait_.count() / 1000);
   // How long the job has left: the wait must end before Slurm ends the job.
-  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, std::chrono::seconds(10), ""); !ok)
+  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, std::chrono::seconds(10), "", nullptr,
+                                   Command::StopSignals::Ignore); !ok)
     spdlog::warn("cannot ask slurmctld for job {}'s end time: {}; waiting up to {} s", job_, ok.error(),
                  wait_.count() / 1000);
 }

@@ -37,7 +37,8 @@ TimeLimitWatch::TimeLimitWatch(const NodePlan& plan, bool standalone) : job_(sco
 }
 
 void TimeLimitWatch::ask() {
-  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kShowJobTimeout, ""); !ok) {
+  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kShowJobTimeout, "", nullptr,
+                                   Command::StopSignals::Ignore); !ok) {
     spdlog::debug("cannot ask slurmctld for job {}'s time limit: {}", job_, ok.error());
     phase_ = Phase::Off;
     return;

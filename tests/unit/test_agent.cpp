@@ -1121,6 +1121,31 @@ START_TEST(a_chatty_command_never_holds_the_loop) {
 }
 END_TEST
 
+// A question to slurmctld outlives the step's SIGTERM when asked to (Slurm
+// signals every process of a stopped step, the agent's scontrol too); one that
+// obeys dies of it, and says so.
+START_TEST(a_command_can_outlive_slurms_stop_signal) {
+  const std::vector<std::string> argv = {"/bin/sh", "-c", "kill -TERM $$; kill -INT $$; echo answered"};
+  const auto run = [&](agent::Command::StopSignals stop) {
+    agent::Command c;
+    ck_assert(c.start(argv, std::chrono::milliseconds(5000), "", nullptr, stop).ok());
+    std::optional<agent::Command::Outcome> outcome;
+    for (int polls = 0; polls < 500 && !outcome; ++polls) {
+      outcome = c.poll();
+      if (!outcome) usleep(10000);
+    }
+    ck_assert(outcome.has_value());
+    return *outcome;
+  };
+  const auto shielded = run(agent::Command::StopSignals::Ignore);
+  ck_assert(shielded.ok);
+  CK_STR_EQ(shielded.said, "answered");
+  const auto plain = run(agent::Command::StopSignals::Obey);
+  ck_assert(!plain.ok && !plain.timed_out);
+  CK_STR_EQ(plain.said, "killed by SIGTERM");
+}
+END_TEST
+
 // After Slurm's warning, node 0 waits for the workers at most RequeueWait,
 // cut to the job's end (scontrol's EndTime) less KillWait and a 5 s margin.
 START_TEST(the_requeue_wait_ends_before_the_job_does) {
@@ -1212,6 +1237,7 @@ Suite* agent_suite() {
        the_waiting_connections_are_kept_by_age_and_counted_by_address,
        out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
        requeue_runs_scontrol_and_reports_its_answer, a_chatty_command_never_holds_the_loop,
+       a_command_can_outlive_slurms_stop_signal,
        the_requeue_wait_ends_before_the_job_does,
        find_hang_orders_the_stalled_ranks_by_silence,
        read_progress_takes_a_step_number_or_none,
