@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
@@ -220,8 +221,8 @@ END_TEST
 // A link planted at the temporary's name (a shared folder): the snapshot is
 // written beside it, the link's target is never touched.
 START_TEST(a_link_at_the_temporary_name_is_not_followed) {
-  const std::string dir = temp_dir();
-  const std::string victim = temp_dir() + "/victim";
+  const std::string dir = temp_dir(), elsewhere = temp_dir();
+  const std::string victim = elsewhere + "/victim";
   { std::ofstream(victim) << "precious"; }
   const std::string name = snapshot_file_name(7);
   ck_assert_int_eq(::symlink(victim.c_str(), (dir + "/." + name + ".tmp").c_str()), 0);
@@ -231,6 +232,8 @@ START_TEST(a_link_at_the_temporary_name_is_not_followed) {
   std::getline(in, text);
   CK_STR_EQ(text, "precious");
   ck_assert(find_newest_snapshot(dir)->newest);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(elsewhere);
 }
 END_TEST
 
