@@ -59,19 +59,15 @@ std::string excluded_with(const std::string& show_job, const std::vector<std::st
 Status Requeue::start(const std::string& job, const std::string& exclude, const std::string& scontrol) {
   job_ = job;
   step_ = 0;
-  error_.reset();
-  if (exclude.empty())
-    steps_ = {{scontrol, "requeue", job}};
-  else
-    steps_ = {{scontrol, "requeuehold", job},
-              {scontrol, "update", "JobId=" + job, "ExcNodeList=" + exclude},
-              {scontrol, "release", job}};
+  requeued_ = false;
+  steps_ = {{scontrol, "requeue", job}};
+  if (!exclude.empty()) steps_.push_back({scontrol, "update", "JobId=" + job, "ExcNodeList=" + exclude});
   return run_step();
 }
 
 Status Requeue::run_step() {
-  // Ignoring Slurm's SIGTERM: requeuehold ends the step, and the update and
-  // release that follow run while Slurm signals its processes.
+  // Ignoring Slurm's SIGTERM: the requeue ends the step, and the update that
+  // follows runs while Slurm signals its processes.
   return scontrol_.start(steps_[step_], kRequeueRpcTimeout, "(is slurm-client installed on node 0?)", nullptr,
                          Command::StopSignals::Ignore);
 }
@@ -81,20 +77,15 @@ std::optional<Status> Requeue::poll() {
   if (!outcome) return std::nullopt;
   if (outcome->timed_out)
     outcome->said = "no answer from slurmctld within " + std::to_string(kRequeueRpcTimeout.count()) + " s";
-  if (!outcome->ok && !error_) {
+  if (!outcome->ok) {
     std::string words;
     for (std::size_t i = 1; i < steps_[step_].size() && i < 3; ++i) words += " " + steps_[step_][i];
-    error_ = "scontrol" + words + ": " + (outcome->said.empty() ? "failed" : outcome->said);
+    return Status(fail("scontrol" + words + ": " + (outcome->said.empty() ? "failed" : outcome->said)));
   }
-  // Nothing was held when requeuehold failed; after a failed update, release anyway.
-  const bool go_on = step_ + 1 < steps_.size() && (outcome->ok || step_ > 0);
-  if (go_on) {
-    ++step_;
-    if (auto started = run_step(); !started) return Status(fail(error_.value_or(started.error())));
-    return std::nullopt;
-  }
-  if (error_) return Status(fail(*error_));
-  return Status(Ok{});
+  requeued_ = true;
+  if (++step_ == steps_.size()) return Status(Ok{});
+  if (auto started = run_step(); !started) return Status(fail(started.error()));
+  return std::nullopt;
 }
 
 Requeuer::Requeuer(const NodePlan& plan, bool standalone)
@@ -150,13 +141,17 @@ void Requeuer::finish_scontrol() {
   const auto result = scontrol_.poll();
   if (!result) return;
   done_ = true;
-  if (!*result) {
+  if (!*result && !scontrol_.requeued()) {
     spdlog::error("cannot requeue job {}: {}", job_, result->error());
     return;
   }
-  if (!excluded_.empty())
-    spdlog::info("job {} requeued, held while its ExcNodeList became {} (the nodes taken out of this run), then "
-                 "released: it resumes from its newest snapshot elsewhere",
+  if (!*result)
+    spdlog::error("job {} requeued, but its ExcNodeList could not be set to {}: it may be given those nodes again "
+                  "({})",
+                  job_, excluded_, result->error());
+  else if (!excluded_.empty())
+    spdlog::info("job {} requeued, its ExcNodeList now {} (the nodes taken out of this run; set before it can start "
+                 "again): it resumes from its newest snapshot elsewhere",
                  job_, excluded_);
   else
     spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", job_);

@@ -22,16 +22,21 @@ class Requeue {
  public:
   // Starts `scontrol requeue JOB` (scontrol from PATH, or `scontrol` set);
   // JOB as scontrol_job_name() gives it. With `exclude` (the job's whole new
-  // ExcNodeList), `scontrol requeuehold JOB`, `scontrol update JobId=JOB
-  // ExcNodeList=...`, `scontrol release JOB` instead: a requeued job may
-  // start before an update lands, a held one cannot. The release runs even
-  // when the update failed.
+  // ExcNodeList), then `scontrol update JobId=JOB ExcNodeList=...`: Slurm
+  // lets a user change it only on a pending job, and starts no requeued job
+  // while a step of its last run remains (job_scheduler.c,
+  // _job_runnable_test1, 22.05 to 26.05): node 0's agent, which runs the
+  // update, is a process of such a step. No hold: an agent killed before the
+  // update (KillWait passed) leaves the job requeued without the exclusion;
+  // with requeuehold it left the job held for good.
   Status start(const std::string& job, const std::string& exclude = "", const std::string& scontrol = "scontrol");
   bool running() const { return scontrol_.running(); }
   // nullopt while scontrol runs; then Ok, or the first failure with what
   // scontrol said. Kills a scontrol that takes longer than 30 s (and one
   // still running when the Requeue goes).
   std::optional<Status> poll();
+  // The requeue itself went through (a failure after it is the update's).
+  bool requeued() const { return requeued_; }
 
  private:
   Status run_step();
@@ -39,7 +44,7 @@ class Requeue {
   std::string job_;
   std::vector<std::vector<std::string>> steps_;  // scontrol's argv, one command each
   std::size_t step_ = 0;
-  std::optional<std::string> error_;  // the first step that failed, and what it said
+  bool requeued_ = false;
 };
 
 // The job's ExcNodeList with `nodes` added: `show_job`'s (scontrol show job
@@ -77,9 +82,8 @@ class Requeuer {
   void tick(bool workers_done, const std::vector<std::string>& keep_out = {});
   // Node 0 must stay: scontrol still runs, or Slurm's SIGTERM is awaited after a requeue.
   bool holds() const;
-  // scontrol runs: node 0 stays even after Slurm's SIGTERM, which requeuehold
-  // brings at once (update and release must follow it; 0.1 s, well inside
-  // KillWait).
+  // scontrol runs: node 0 stays even after Slurm's SIGTERM, which the
+  // requeue brings at once (the update must follow it, inside KillWait).
   bool busy() const { return scontrol_.running(); }
   // --ddp-requeue is on for this job (the same on every node).
   bool enabled() const { return enabled_; }

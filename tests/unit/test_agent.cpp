@@ -1202,19 +1202,27 @@ START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
   ck_assert(!m.ok());
   CK_CONTAINS(m.error(), "is slurm-client installed on node 0?");
 
-  // Nodes kept out: held, updated, released, in that order; a failed update
-  // is said, and the job is released all the same.
-  agent::Requeue held;
-  ck_assert(held.start("7", "n[1-2],n5", fake("hold", "echo \"$@\" >> " + dir + "/log")).ok());
-  ck_assert(wait(held).ok());
-  CK_STR_EQ(slurp(dir + "/log"), "requeuehold 7\nupdate JobId=7 ExcNodeList=n[1-2],n5\nrelease 7\n");
+  // Nodes kept out: requeued, then its ExcNodeList updated (no hold: an
+  // agent killed between would leave it held); a failed update is said as
+  // the update's, after a requeue that went through.
+  agent::Requeue kept_out;
+  ck_assert(kept_out.start("7", "n[1-2],n5", fake("keep", "echo \"$@\" >> " + dir + "/log")).ok());
+  ck_assert(wait(kept_out).ok());
+  CK_STR_EQ(slurp(dir + "/log"), "requeue 7\nupdate JobId=7 ExcNodeList=n[1-2],n5\n");
   agent::Requeue stuck;
   const auto script = "echo \"$@\" >> " + dir + "/log2; [ \"$1\" != update ] || { echo 'Invalid node name' >&2; exit 1; }";
   ck_assert(stuck.start("7", "n5", fake("stuck", script)).ok());
   const auto s = wait(stuck);
   ck_assert(!s.ok());
+  ck_assert(stuck.requeued());
   CK_STR_EQ(s.error(), "scontrol update JobId=7: Invalid node name");
-  CK_STR_EQ(slurp(dir + "/log2"), "requeuehold 7\nupdate JobId=7 ExcNodeList=n5\nrelease 7\n");
+  CK_STR_EQ(slurp(dir + "/log2"), "requeue 7\nupdate JobId=7 ExcNodeList=n5\n");
+  // A refused requeue: no update after it.
+  agent::Requeue never;
+  ck_assert(never.start("7", "n5", fake("never", "echo \"$@\" >> " + dir + "/log3; exit 1")).ok());
+  ck_assert(!wait(never).ok());
+  ck_assert(!never.requeued());
+  CK_STR_EQ(slurp(dir + "/log3"), "requeue 7\n");
   // The requeued job's ExcNodeList: the user's own, then ours.
   CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=(null) Features=(null)", {"ct-n1"}), "ct-n1");
   CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=ct-n[3-4] Features=(null)", {"ct-n1", "ct-n3"}),
