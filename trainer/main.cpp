@@ -18,16 +18,19 @@ using ddp::train::TrainOptions;
 
 // Returns --hidden, whose count tells an empty list from none given.
 CLI::Option* add_model_options(CLI::App& app, TrainOptions& o) {
-  app.add_option("--model", o.model,
-                 "mlp (classifier, cross-entropy), ae (autoencoder, MSE), linear (regression), cnn (PyTorch's "
-                 "MNIST example: 2 convolutions, max pooling, dropout, 2 linear layers; 28x28 images)")
-      ->check(CLI::IsMember({"mlp", "ae", "linear", "cnn"}))
+  app.add_option(
+         "--model", o.model,
+         "mlp (classifier, cross-entropy), ae (autoencoder, MSE), linear (regression), cnn (PyTorch's "
+         "MNIST example: 2 convolutions, max pooling, dropout, 2 linear layers; 28x28 images), gpt (a GPT-2-class "
+         "transformer on a token file: --gpt-* options)")
+      ->check(CLI::IsMember({"mlp", "ae", "linear", "cnn", "gpt"}))
       ->capture_default_str();
   auto* hidden = app.add_option("--hidden", o.hidden,
                                 "hidden layer widths, comma separated (default mlp 256,128; ae 128,128,128)")
                      ->delimiter(',');
   app.add_option("--data", o.data,
-                 "IDX directory (MNIST layout, e.g. /usr/share/datasets/fashion-mnist) or 'synthetic'")
+                 "IDX directory (MNIST layout, e.g. /usr/share/datasets/fashion-mnist) or 'synthetic'; "
+                 "--model gpt: a token file (ddp-tokenize's OUT.train.tok)")
       ->capture_default_str();
   app.add_option("--limit-train", o.limit_train, "use only the first N training rows (0 = all)");
   app.add_option("--limit-test", o.limit_test, "use only the first N test rows (0 = all)");
@@ -35,9 +38,48 @@ CLI::Option* add_model_options(CLI::App& app, TrainOptions& o) {
   return hidden;
 }
 
+// --model gpt's shape, schedule and held-out data (train/gpt_trainer.hpp).
+void add_gpt_options(CLI::App& app, TrainOptions& o) {
+  app.add_option("--gpt-preset", o.gpt_preset,
+                 "gpt: small (2 layers, 4 heads, width 128, context 64) or gpt2-124m (12, 12, 768, 1024, "
+                 "vocabulary 50,257)")
+      ->check(CLI::IsMember({"small", "gpt2-124m"}))
+      ->capture_default_str();
+  app.add_option("--gpt-layers", o.gpt_layers, "gpt: blocks (default: the preset's)")->check(CLI::Range(1, 1024));
+  app.add_option("--gpt-heads", o.gpt_heads, "gpt: attention heads; they divide the width")->check(CLI::Range(1, 1024));
+  app.add_option("--gpt-width", o.gpt_width, "gpt: the residual stream's width")->check(CLI::Range(1, 65536));
+  app.add_option("--gpt-context", o.gpt_context, "gpt: tokens per sequence")->check(CLI::Range(1, 65536));
+  app.add_option("--gpt-vocab", o.gpt_vocab, "gpt: vocabulary (default: the preset's, else the token file's)")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--steps", o.steps, "gpt: optimizer steps to train (instead of --epochs)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--warmup-steps", o.warmup_steps, "gpt: linear warm-up of the rate (default: a tenth of --steps)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--min-lr-ratio", o.min_lr_ratio, "gpt: the cosine ends at --lr times this")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--weight-decay", o.weight_decay, "gpt: AdamW's, on matrices and embeddings")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  app.add_option("--clip-norm", o.clip_norm, "gpt: clip the gradient's global L2 norm to this (0 = off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--eval-data", o.eval_data, "gpt: a held-out token file (ddp-tokenize's OUT.val.tok)");
+  app.add_option("--eval-every", o.eval_every, "gpt: steps between held-out losses (0 = at the end only)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--eval-windows", o.eval_windows, "gpt: held-out sequences scored (0 = all)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--log-every", o.log_every, "gpt: steps between loss lines")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 void add_training_options(CLI::App& app, TrainOptions& o) {
   app.add_option("--epochs", o.epochs, "epochs to train")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "GLOBAL batch: split over all ranks and accumulation steps")
+  app.add_option("--batch-size", o.batch_size,
+                 "GLOBAL batch: split over all ranks and accumulation steps (gpt: sequences, default 16)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--accum-steps", o.accum_steps, "gradient accumulation: micro-batches per optimizer step")
@@ -130,7 +172,7 @@ int main(int argc, char** argv) {
   ddp::raise_open_files_limit();
   TrainOptions o;
   CLI::App app{
-      "ddp-train: data-parallel training in C++ (MLP, autoencoder, linear regression).\n"
+      "ddp-train: data-parallel training in C++ (MLP, autoencoder, linear regression, CNN, GPT).\n"
       "One process per rank, started by srun --ddp, ddp-agent or torchrun (RANK, WORLD_SIZE,\n"
       "MASTER_ADDR, MASTER_PORT, ...); with none of those set it trains alone.",
       "ddp-train"};
@@ -140,6 +182,7 @@ int main(int argc, char** argv) {
   // In this order in --help.
   CLI::Option* hidden = add_model_options(app, o);
   add_training_options(app, o);
+  add_gpt_options(app, o);
   add_backend_options(app, o);
   add_output_options(app, o);
   add_testing_options(app, o);
@@ -150,6 +193,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   o.hidden_given = hidden->count() > 0;
+  o.batch_size_given = app.count("--batch-size") > 0;
   // Under srun --ddp-requeue the agent sets DDP_REQUEUE=1: Slurm's warning
   // means the job goes back to the queue, so after the snapshot there is
   // nothing left to do here (--on-preempt continue keeps training).

@@ -11,7 +11,9 @@
 #include "data/byte_tokenizer.hpp"
 #include "data/gzip_file.hpp"
 #include "data/token_file.hpp"
+#include "data/token_windows.hpp"
 #include "suites.hpp"
+#include "train/gpt_trainer.hpp"
 
 using namespace ddp::train;
 
@@ -129,10 +131,75 @@ START_TEST(fortunes_cookies_become_tokens_and_back) {
 }
 END_TEST
 
+// Windows of context tokens and the next one, read in order; a row's window
+// depends on the step and the row only, so one rank with accumulation reads
+// what N ranks read, and a resumed run what an uninterrupted one did.
+START_TEST(token_windows_are_dealt_by_step_and_row) {
+  ck_assert(!TokenWindows::plan(64, 64, 4));  // no room for the next token
+  const auto w = TokenWindows::plan(1000, 64, 4);
+  ck_assert(w);
+  ck_assert_uint_eq(w->windows(), 15);  // (1000 - 1) / 64
+  ck_assert_uint_eq(w->start(0, 0), 0);
+  ck_assert_uint_eq(w->start(0, 3), 3 * 64);
+  ck_assert_uint_eq(w->start(1, 0), 4 * 64);
+  ck_assert_uint_eq(w->start(3, 3), 0);  // window 15: round again
+  ck_assert_double_eq_tol(w->passes(30), 8.0, 1e-9);
+  std::vector<std::uint16_t> tokens(1000);
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = std::uint16_t(i % 251);
+  std::vector<std::uint16_t> in(2 * 64), target(2 * 64);
+  w->fill(tokens, 2, 1, 2, in.data(), target.data());  // step 2, rows 1 and 2: windows 9 and 10
+  ck_assert_uint_eq(in[0], 9 * 64 % 251);
+  ck_assert_uint_eq(target[0], (9 * 64 + 1) % 251);
+  ck_assert_uint_eq(target[63], (10 * 64) % 251);  // the last target: the next window's first token
+  ck_assert_uint_eq(in[64], 10 * 64 % 251);
+  // Two ranks of 2 rows each hold the rows one rank holds in 2 micro-batches.
+  ck_assert_int_eq(first_row_of(1, 2, 1, 0), first_row_of(0, 2, 2, 1));
+  ck_assert_int_eq(first_row_of(1, 1, 2, 1), 3);
+}
+END_TEST
+
+// The GPT's buckets cover its array once, from the end (the final
+// LayerNorm's, with the loss and stop slots, first), and the run's plan
+// refuses what does not fit, naming the option.
+START_TEST(the_gpt_run_is_planned_and_bad_options_are_refused) {
+  const auto c = gpt_config("small", 0, 0, 0, 0, 0);
+  const GptLayout l = gpt_layout(*c);
+  const ParamLayout p = gpt_param_layout(l, 64 * 1024, 256 * 1024);
+  ck_assert_uint_eq(p.total, l.total + 2);
+  ck_assert_uint_eq(p.buckets.front().offset + p.buckets.front().count, p.total);
+  std::size_t end = p.total;
+  for (const auto& b : p.buckets) {  // contiguous, descending, each group whole
+    ck_assert_uint_eq(b.offset + b.count, end);
+    end = b.offset;
+  }
+  ck_assert_uint_eq(end, 0);
+  ck_assert_int_eq(p.buckets.back().ready_after_layer, 0);  // the embeddings: ready last
+  ck_assert_int_gt(int(p.buckets.size()), 1);
+  TrainOptions o;
+  o.model = "gpt";
+  TokenHeader bytes{1, 256, 100000, "bytes"};
+  auto plan = plan_gpt_run(o, 2, bytes);
+  ck_assert(plan);
+  ck_assert_int_eq(plan->run.micro, 8);  // 16 sequences by default
+  ck_assert_str_eq(plan->run.optimizer.c_str(), "adamw");
+  ck_assert_int_eq(plan->schedule.warmup, 20);
+  o.batch_size = 12, o.batch_size_given = true;
+  CK_CONTAINS(plan_gpt_run(o, 8, bytes).error(), "use a multiple of 8");
+  o.batch_size = 16;
+  o.gpt_vocab = 100;
+  CK_CONTAINS(plan_gpt_run(o, 2, bytes).error(), "larger than the model's (100)");
+  o.gpt_vocab = 0, o.gpt_heads = 3;
+  CK_CONTAINS(plan_gpt_run(o, 2, bytes).error(), "does not divide");
+  o.gpt_heads = 0, o.device = "cuda";
+  CK_CONTAINS(plan_gpt_run(o, 2, bytes).error(), "--device cpu");
+}
+END_TEST
+
 Suite* token_data_suite() {
   return make_suite("token_data",
                     {a_token_header_survives_its_own_bytes_and_refuses_what_does_not_fit,
                      a_token_file_is_mapped_as_written_and_checked_whole, the_held_out_part_starts_a_line,
-                     fortunes_cookies_become_tokens_and_back},
+                     fortunes_cookies_become_tokens_and_back, token_windows_are_dealt_by_step_and_row,
+                     the_gpt_run_is_planned_and_bad_options_are_refused},
                     30);
 }

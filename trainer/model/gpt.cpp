@@ -91,7 +91,10 @@ void GptModel::block_backward(const float* p, float* g, const GptBlockOffsets& o
                           a.ln1_rstd.data(), N, C);
 }
 
-void GptModel::backward(const float* p, float* g) {
+void GptModel::backward(const float* p, float* g, const std::function<void(int)>& group_done) {
+  const auto done = [&](int group) {
+    if (group_done) group_done(group);
+  };
   const int N = B_ * T_, C = config_.width, L = config_.layers;
   // logits = lnf(stream) wte^T: the head's gradient goes into wte, shared with the embedding.
   cpu::linear_backward(lnf_.data(), p + layout_.wte, dlogits_.data(), g + layout_.wte, nullptr, d_narrow_.data(), N, C,
@@ -100,13 +103,16 @@ void GptModel::backward(const float* p, float* g) {
   std::fill(d_stream_.begin(), d_stream_.end(), 0.0f);
   gpt::layernorm_backward(d_stream_.data(), g + layout_.lnf_w, g + layout_.lnf_b, d_narrow_.data(), last,
                           p + layout_.lnf_w, lnf_mean_.data(), lnf_rstd_.data(), N, C);
+  done(L + 1);
   for (int l = L - 1; l >= 0; --l) {
     const float* in = l > 0 ? blocks_[std::size_t(l - 1)].res3.data() : embedded_.data();
     block_backward(p, g, layout_.blocks[std::size_t(l)], in, blocks_[std::size_t(l)], d_stream_.data(),
                    d_block_in_.data());
     std::swap(d_stream_, d_block_in_);
+    done(l + 1);
   }
   gpt::embed_backward(g + layout_.wte, g + layout_.wpe, d_stream_.data(), tokens_.data(), B_, T_, C);
+  done(0);
 }
 
 }  // namespace ddp::train

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "model/gpt_config.hpp"
@@ -22,8 +23,11 @@ class GptModel {
   // token): the mean loss. Keeps the activations for backward().
   float forward(const float* params, const std::uint16_t* tokens, const std::uint16_t* targets, int B, int T);
   // Adds d(mean loss)/d(parameters) of the last forward() into `grads` (the
-  // flat layout of gpt_layout()).
-  void backward(const float* params, float* grads);
+  // flat layout of gpt_layout()). `group_done(g)` is called as each group of
+  // gpt_param_layout() is complete (the final LayerNorm's first, then the
+  // blocks from the last, the embeddings last: the head adds to wte), so
+  // that its bucket's all-reduce can start while the rest is computed.
+  void backward(const float* params, float* grads, const std::function<void(int)>& group_done = {});
 
   const GptConfig& config() const { return config_; }
   const GptLayout& layout() const { return layout_; }

@@ -56,6 +56,27 @@ GptLayout gpt_layout(const GptConfig& c) {
   return l;
 }
 
+ParamLayout gpt_param_layout(const GptLayout& l, std::size_t first_bucket_bytes, std::size_t bucket_bytes) {
+  // Each group's first element, in forward order, and the array's end.
+  std::vector<std::size_t> starts = {l.wte};
+  for (const auto& b : l.blocks) starts.push_back(b.ln1_w);
+  starts.push_back(l.lnf_w);
+  starts.push_back(l.total);
+  ParamLayout out;
+  out.parameters = out.control_offset = l.total;
+  out.total = l.total + ParamLayout::kControlSlots;
+  std::size_t end = out.total;  // the open bucket's end
+  for (int group = int(starts.size()) - 2; group >= 0; --group) {
+    const std::size_t begin = starts[std::size_t(group)];
+    const std::size_t cap = out.buckets.empty() ? first_bucket_bytes : bucket_bytes;
+    if ((end - begin) * sizeof(float) >= cap || group == 0) {
+      out.buckets.push_back({begin, end - begin, group});
+      end = begin;
+    }
+  }
+  return out;
+}
+
 std::vector<ParamRange> gpt_decayed(const GptLayout& l, const GptConfig& c) {
   const std::size_t C = std::size_t(c.width);
   std::vector<ParamRange> ranges = {{l.wte, l.wpe + std::size_t(c.context) * C}};  // wte and wpe, side by side

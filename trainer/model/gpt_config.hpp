@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ddp/base/result.hpp"
+#include "model/layout.hpp"
 
 namespace ddp::train {
 
@@ -43,6 +44,15 @@ struct GptLayout {
   std::size_t total = 0;  // parameters
 };
 GptLayout gpt_layout(const GptConfig& c);
+
+// The all-reduce buckets over gpt_layout()'s flat array, in launch order:
+// groups of parameters (0: wte and wpe; 1 to layers: the blocks; layers + 1:
+// the final LayerNorm) gathered from the array's end, each bucket closed
+// once it reaches its cap (the first's about 1 MiB, the others' about 25, as
+// PyTorch's Reducer); a bucket's ready_after_layer is its lowest group. The
+// step's loss and stop flag (ParamLayout's control slots, after the
+// parameters) ride with the first bucket, which ends where they begin.
+ParamLayout gpt_param_layout(const GptLayout& l, std::size_t first_bucket_bytes, std::size_t bucket_bytes);
 
 // The parameters AdamW decays (nanoGPT's rule: every matrix and embedding;
 // no bias, no LayerNorm), as [begin, end) ranges of the flat array.

@@ -6,6 +6,7 @@
 namespace ddp::train {
 
 std::string ModelSpec::describe() const {
+  if (kind == ModelKind::gpt) return gpt.describe();
   if (kind == ModelKind::cnn)
     return "cnn " + std::to_string(cnn.channels) + "x" + std::to_string(cnn.height) + "x" + std::to_string(cnn.width) +
            " conv" + std::to_string(cnn.conv1) + "-conv" + std::to_string(cnn.conv2) + "-pool-dropout-" +

@@ -12,19 +12,21 @@
 
 #include "ddp/base/result.hpp"
 #include "model/cnn.hpp"
+#include "model/gpt_config.hpp"
 #include "model/layout.hpp"
 #include "model/ops.hpp"
 
 namespace ddp::train {
 
-enum class ModelKind { mlp, autoencoder, linear, cnn };
+enum class ModelKind { mlp, autoencoder, linear, cnn, gpt };
 enum class LossKind { cross_entropy, mse };
 
 struct ModelSpec {
   ModelKind kind = ModelKind::mlp;
   std::vector<int> dims;  // input width first, output width last (the CNN: 784, 10)
   LossKind loss = LossKind::cross_entropy;
-  CnnSpec cnn;  // kind cnn
+  CnnSpec cnn;                   // kind cnn
+  GptConfig gpt;                 // kind gpt (trained by train/gpt_trainer.cpp, not by Model)
   std::string describe() const;  // "mlp 784-256-128-10 (cross-entropy)"
   std::vector<LayerParams> param_layers() const;  // forward order
   std::vector<int> fan_ins() const;

@@ -8,7 +8,7 @@
 namespace ddp::train {
 
 struct TrainOptions {
-  std::string model = "mlp";  // mlp | ae | linear | cnn
+  std::string model = "mlp";  // mlp | ae | linear | cnn | gpt
   std::vector<int> hidden;    // hidden layer widths; empty + !hidden_given = the model's default
   bool hidden_given = false;
   std::string data = "synthetic";  // an IDX directory or "synthetic"
@@ -19,6 +19,21 @@ struct TrainOptions {
 
   int epochs = 3;
   int batch_size = 128;  // global, over all ranks and accumulation steps
+  bool batch_size_given = false;
+
+  // --model gpt (train/gpt_trainer.hpp): the shape (0 = the preset's), the
+  // data (--data: a token file), the schedule in optimizer steps.
+  std::string gpt_preset = "small";  // small | gpt2-124m
+  int gpt_layers = 0, gpt_heads = 0, gpt_width = 0, gpt_context = 0, gpt_vocab = 0;
+  long long steps = 200;        // optimizer steps
+  long long warmup_steps = -1;  // -1 = a tenth of --steps
+  float min_lr_ratio = 0.1f;    // the cosine ends at lr x this
+  float weight_decay = 0.1f;
+  float clip_norm = 1.0f;    // 0 = no clipping
+  std::string eval_data;     // a held-out token file (ddp-tokenize's OUT.val.tok)
+  long long eval_every = 0;  // steps between held-out losses (0 = at the end only)
+  int eval_windows = 256;    // held-out windows scored, over all ranks (0 = all)
+  long long log_every = 10;  // steps between loss lines
   int accum_steps = 1;   // micro-batches per optimizer step (gradient accumulation)
   std::string optimizer;  // sgd | adam | adadelta; empty = the model's default (ae: adam, cnn: adadelta, else sgd)
   float lr = 0;           // 0 = default: sgd 0.05, adam 0.001, adadelta 1.0

@@ -1,11 +1,9 @@
 #include "train/trainer.hpp"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "data/sampler.hpp"
 #include "ddp/wire/progress_file.hpp"
 #include "model/model.hpp"
+#include "train/gpt_trainer.hpp"
 #include "train/metrics.hpp"
 #include "train/ops_memory.hpp"
 #include "train/resume.hpp"
@@ -21,17 +20,12 @@
 #include "train/snapshot.hpp"
 #include "train/snapshot_meta.hpp"
 #include "train/step.hpp"
+#include "train/worker_events.hpp"
 
 namespace ddp::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// SIGUSR1: the agent forwards Slurm's preemption warning (--signal=USR1@T).
-// The handler only raises a flag; the step loop shares it with every rank
-// through the last bucket's all-reduce, so all ranks stop at the same step.
-volatile std::sig_atomic_t g_preempt_requested = 0;
-extern "C" void on_sigusr1(int) { g_preempt_requested = 1; }
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -44,26 +38,6 @@ std::string fmt_rate(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
-}
-
-// Fault injection for the tests, first attempt only, on the rank
-// --crash-rank names (default the last): --crash-at-step SIGKILLs it (a
-// death), --stall-at-step puts it to sleep for good (a hang: no progress, no
-// death; the agent's --hang-timeout names it).
-void inject_faults(const TrainOptions& o, const WorkerIdentity& id, long long global_step) {
-  if (id.attempt != 0 || id.rank != (o.crash_rank >= 0 ? o.crash_rank : id.world_size - 1)) return;
-  if (global_step == o.crash_at_step) {
-    std::fprintf(stderr, "ddp-train: fault injection: rank %d kills itself with SIGKILL at step %lld\n", id.rank,
-                 global_step);
-    std::fflush(stderr);
-    std::raise(SIGKILL);
-  }
-  if (global_step == o.stall_at_step) {
-    std::fprintf(stderr, "ddp-train: fault injection: rank %d stops making progress at step %lld\n", id.rank,
-                 global_step);
-    std::fflush(stderr);
-    for (;;) ::pause();
-  }
 }
 
 // The start-up log: the model, the ranks, the data and the buckets.
@@ -287,8 +261,7 @@ Status Trainer::train_step(int epoch, std::size_t step, EpochTally& tally) {
   const std::size_t step_rows = std::min(per_rank_ - begin, std::size_t(plan_.micro) * o_.accum_steps);
   // A SIGUSR1 is sent with the next step, once: every rank learns of it
   // through that step's all-reduce.
-  const bool stop_request = g_preempt_requested != 0;
-  if (stop_request) g_preempt_requested = 0;
+  const bool stop_request = take_preempt_request();
   if (auto st = program_.run(epoch_index_.get() + begin, step_rows, stop_request, global_step_); !st) return st;
   ++adam_step_;
   ++global_step_;
@@ -450,7 +423,8 @@ int run_training(const TrainOptions& o) {
     std::fprintf(stderr, "ddp-train: error (rank %d): %s\n", id.rank, message.c_str());
     return 1;
   };
-  std::signal(SIGUSR1, on_sigusr1);
+  install_preempt_handler();
+  if (o.model == "gpt") return run_gpt_training(o, id);
 
   // Each step borrows from the ones before it, and locals go in reverse
   // order: the model and buffers before the backends, the backends before
