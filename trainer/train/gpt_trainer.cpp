@@ -108,7 +108,6 @@ class GptTrainer {
   const WorkerIdentity& id_;
   const GptPlan& plan_;
   const TokenData& data_;
-  Ops& ops_;
   Collectives& comm_;
   const bool lead_;
   const int world_;
@@ -136,7 +135,6 @@ GptTrainer::GptTrainer(const TrainOptions& o, const WorkerIdentity& id, const Gp
       id_(id),
       plan_(plan),
       data_(data),
-      ops_(*b.ops),
       comm_(*b.comm),
       lead_(id.rank == 0),
       world_(id.world_size),
