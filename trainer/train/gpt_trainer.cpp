@@ -119,6 +119,7 @@ class GptTrainer {
   const std::vector<std::uint8_t> decayed_;
   std::vector<std::uint16_t> inputs_, targets_;
   long long global_step_ = 0;
+  const long long first_step_;  // where this run started (a snapshot's step, or 0)
   int adam_step_ = 0;
   std::unique_ptr<MetricsFile> metrics_;
   const ProgressWriter progress_;
@@ -146,6 +147,7 @@ GptTrainer::GptTrainer(const TrainOptions& o, const WorkerIdentity& id, const Gp
       inputs_(std::size_t(plan.run.micro) * std::size_t(plan.config.context)),
       targets_(inputs_.size()),
       global_step_(start ? start->global_step : 0),
+      first_step_(global_step_),
       adam_step_(start ? start->adam_step : 0),
       progress_(std::getenv("DDP_PROGRESS_FILE") ? std::getenv("DDP_PROGRESS_FILE") : "") {
   if (!grads_) {
@@ -174,7 +176,7 @@ Status GptTrainer::run() {
   }
   if (stop_) return Ok{};
   if (auto st = evaluate_and_report(true); !st) return st;
-  if (o_.save_every > 0 && global_step_ > 0) save_snapshot("end of training");
+  if (o_.save_every > 0 && global_step_ > first_step_) save_snapshot("end of training");
   return report_final();
 }
 
@@ -334,8 +336,10 @@ void GptTrainer::save_snapshot(const char* why) {
 
 Status GptTrainer::report_final() {
   const double tokens = double(global_step_) * plan_.batch_size * plan_.config.context;
-  spdlog::info("done: {} steps on {} rank(s), {:.2f} s training, final loss {:.4f}, held-out loss {:.4f}", global_step_,
-               world_, train_seconds_, last_loss_, held_loss_);
+  // Resumed at the end (a requeue after the last step): no step, no loss.
+  const std::string loss = std::isnan(last_loss_) ? "n/a (no step in this run)" : fmt::format("{:.4f}", last_loss_);
+  spdlog::info("done: {} steps on {} rank(s), {:.2f} s training, final loss {}, held-out loss {:.4f}", global_step_,
+               world_, train_seconds_, loss, held_loss_);
   if (metrics_)
     metrics_->write(JsonLine()
                         .add("event", std::string("final"))

@@ -70,8 +70,11 @@ Result<std::optional<ResumePoint>> restore_newest_snapshot(const TrainOptions& o
                  "epoch changes, the global batch does not",
                  path, meta->world_size, world);
   const ResumePoint& point = meta->position;
-  spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", path, point.epoch + 1,
-               point.step_in_epoch, point.global_step);
+  if (plan.spec.kind == ModelKind::gpt)  // counts steps, not epochs
+    spdlog::info("resuming from {} (global step {})", path, point.global_step);
+  else
+    spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", path, point.epoch + 1,
+                 point.step_in_epoch, point.global_step);
   return std::optional<ResumePoint>(point);
 }
 
