@@ -140,7 +140,7 @@ deadline=$((SECONDS + 60))
 until requeue_done || ((SECONDS > deadline)); do sleep 0.2; done
 scancel "$id"
 expect_in "$info" "Restarts=1" "node 0 requeued the job"
-# (Slurm ends the step at requeuehold; srun is gone before node 0's line about it.)
+# (Slurm ends the step at the requeue; srun is gone before node 0's line about it.)
 expect_in "$info" "ExcNodeList=$CLUSTER_NAME-n1" "the requeued job excludes node 1"
 expect_not_in "$info" "JobHeldUser" "and was released"
 expect_not_in "$info" "job_requeued_in_held_state" "and was released"
