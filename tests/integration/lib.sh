@@ -163,6 +163,18 @@ node_back() {
 node_ps() { ip netns pids "sddp-$CLUSTER_NAME-n$1" 2>/dev/null | xargs -r ps -o pid=,stat=,comm= -p 2>/dev/null; }
 node_slurmd_runs() { node_ps "$1" | awk '$3 == "slurmd" && $2 !~ /^Z/ { found = 1 } END { exit !found }'; }
 
+# The largest difference between two --dump-params files (raw float32) of
+# COUNT parameters each; fails when either has another size.
+max_param_diff() {  # max_param_diff FILE1 FILE2 COUNT
+  "$PYTHON" - "$@" <<'PY'
+import struct, sys
+a, b = (open(f, 'rb').read() for f in sys.argv[1:3])
+assert len(a) == len(b) == 4 * int(sys.argv[3]), (len(a), len(b))
+x, y = (struct.unpack('%df' % (len(v) // 4), v) for v in (a, b))
+print(max(abs(p - q) for p, q in zip(x, y)))
+PY
+}
+
 # The step's rendezvous port, from node 0's --ddp-verbose summary in FILE.
 rdzv_port_from() { sed -n 's/.*rendezvous port \([0-9]*\).*/\1/p' "$1" | head -n 1; }
 

@@ -27,14 +27,7 @@ run "$train" "${data[@]}" --steps 6 --batch-size 8 --accum-steps 2 --dump-params
 expect_rc 0 "1 rank, 2 accumulation steps"
 run "$agent" --nproc 2 -- "$train" "${data[@]}" --steps 6 --batch-size 8 --dump-params "$WORK/p2"
 expect_rc 0 "2 ranks"
-diff=$("$PYTHON" - "$WORK/p1" "$WORK/p2" <<'PY'
-import struct, sys
-a, b = (open(f, 'rb').read() for f in sys.argv[1:3])
-assert len(a) == len(b) == 4 * 437760, (len(a), len(b))
-x, y = (struct.unpack('%df' % (len(v) // 4), v) for v in (a, b))
-print(max(abs(p - q) for p, q in zip(x, y)))
-PY
-) || fail "comparing the parameters of 1 and 2 ranks"
+diff=$(max_param_diff "$WORK/p1" "$WORK/p2" 437760) || fail "comparing the parameters of 1 and 2 ranks"
 awk -v d="$diff" 'BEGIN { exit !(d <= 1e-5) }' || fail "2 ranks differ from 1 rank by $diff (> 1e-5)"
 
 # --- through Slurm: it learns ----------------------------------------------------------
