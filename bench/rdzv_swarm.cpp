@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "event_loop.hpp"
+#include "rendezvous/heartbeat.hpp"
 #include "rendezvous/rdzv_client.hpp"
 
 namespace {
@@ -79,6 +80,7 @@ class Swarm {
       cfg.coordinator_ports = {o_.port};
       cfg.rdzv_timeout = std::chrono::seconds(o_.timeout_s);
       cfg.heartbeat_timeout = std::chrono::seconds(10);
+      cfg.heartbeat_every = heartbeat_interval(o_.nodes, cfg.heartbeat_timeout);  // as the agents do
       SimNode& node = nodes_[rank];
       node.starts.resize(2);
       node.stops.resize(2);
@@ -100,7 +102,7 @@ class Swarm {
       if (Clock::now() > until) return false;
       if (!spare_loop_.run_once(std::chrono::milliseconds(0))) return false;
       if (!loop_.run_once(std::chrono::milliseconds(1))) return false;
-      // The clients' retries (125-375 ms) and heartbeats (1 s): every 50 ms
+      // The clients' retries (125-375 ms) and heartbeats (1 s or more): every 50 ms
       // is plenty (16,384 ticks each loop turn would cost more than the
       // messages).
       if (Clock::now() >= next_tick) {

@@ -12,7 +12,6 @@ namespace ddp::agent {
 
 namespace {
 
-constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
 // How long hang reports are compared, from the first, before the most
 // suspect is the root cause: a node's check runs every 250 ms, and its
 // stalled workers get up to 3 s to die of SIGABRT.
@@ -424,7 +423,7 @@ std::vector<NodeSeat> Coordinator::seats() const {
 // The rendezvous timeout, heartbeats both ways.
 void Coordinator::tick_deadlines(Clock::time_point now) {
   if (phase_ == Phase::Rendezvous && now - started_ > config_.rdzv_timeout) return rendezvous_timed_out();
-  if (now - last_heartbeat_ >= kHeartbeatEvery) {
+  if (now - last_heartbeat_ >= config_.heartbeat_every) {
     last_heartbeat_ = now;
     broadcast(rdzv::Heartbeat{}.to_message());
   }

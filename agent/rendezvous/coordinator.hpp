@@ -57,6 +57,7 @@ struct CoordinatorConfig {
   std::function<Result<PortClaim>(std::uint32_t attempt)> claim_master_port;
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
+  std::chrono::milliseconds heartbeat_every{1000};    // heartbeat.hpp's rule
   std::chrono::milliseconds handshake_timeout{5000};  // an unauthenticated connection gets this long
   // Unauthenticated connections at once, at least (as many as the step has nodes, up
   // to 4096, when it has more; fewer when the open-files limit is low: a

@@ -3,6 +3,7 @@
 #include "ddp/node/netif.hpp"
 #include "ddp/plan/ports.hpp"
 #include "rendezvous/coordinator.hpp"
+#include "rendezvous/heartbeat.hpp"
 
 namespace ddp::agent {
 
@@ -39,6 +40,7 @@ CoordinatorConfig CoordinatorConfig::for_plan(const NodePlan& plan, std::string 
   cc.verbose = plan.verbose;
   cc.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
   cc.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
+  cc.heartbeat_every = heartbeat_interval(plan.nnodes, cc.heartbeat_timeout);
   return cc;
 }
 

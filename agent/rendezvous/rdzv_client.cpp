@@ -16,6 +16,7 @@
 #include "ddp/base/parse.hpp"
 #include "ddp/base/version.hpp"
 #include "ddp/node/netif.hpp"
+#include "rendezvous/heartbeat.hpp"
 
 namespace ddp::agent {
 
@@ -27,7 +28,6 @@ namespace {
 // waves, each shed again but for the few node 0 has room for.
 constexpr auto kRetryMin = std::chrono::milliseconds(125);
 constexpr std::uint32_t kRetrySpreadMs = 250;
-constexpr auto kHeartbeatEvery = std::chrono::milliseconds(1000);
 // A rendezvous accepts and challenges at once: a port that neither refuses nor
 // answers this long (a firewall dropping, a listener of something else) is
 // passed by for now. Above one SYN retransmission (1 s).
@@ -64,6 +64,7 @@ ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bo
   if (cfg.coordinator_ports.empty()) cfg.coordinator_ports.push_back(plan.rdzv_port);
   cfg.rdzv_timeout = std::chrono::milliseconds(plan.rdzv_timeout_ms);
   cfg.heartbeat_timeout = std::chrono::milliseconds(plan.heartbeat_timeout_ms);
+  cfg.heartbeat_every = heartbeat_interval(plan.nnodes, cfg.heartbeat_timeout);
   return cfg;
 }
 
@@ -316,7 +317,7 @@ void RdzvClient::tick() {
   if (done_) return;
   const auto now = Clock::now();
   if (!welcomed_) return tick_looking(now);
-  if (now - last_heartbeat_ >= kHeartbeatEvery) {
+  if (now - last_heartbeat_ >= config_.heartbeat_every) {
     last_heartbeat_ = now;
     send(rdzv::Heartbeat{}.to_message());
   }

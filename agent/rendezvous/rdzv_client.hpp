@@ -42,6 +42,7 @@ struct ClientConfig {
   std::vector<std::uint16_t> coordinator_ports;
   std::chrono::milliseconds rdzv_timeout{60000};
   std::chrono::milliseconds heartbeat_timeout{5000};
+  std::chrono::milliseconds heartbeat_every{1000};  // heartbeat.hpp's rule
 
   // A node's, from its plan; `coordinator_ports` where node 0's coordinator
   // may listen (node 0 and standalone: the one it does, on loopback standalone).

@@ -25,6 +25,7 @@
 #include "duties/hang_watch.hpp"
 #include "duties/requeue.hpp"
 #include "rendezvous/coordinator.hpp"
+#include "rendezvous/heartbeat.hpp"
 #include "rendezvous/pending_index.hpp"
 #include "rendezvous/rdzv_client.hpp"
 #include "suites.hpp"
@@ -1232,6 +1233,30 @@ START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
 }
 END_TEST
 
+// Heartbeats once a second up to 4,096 nodes; then fewer, so that node 0
+// handles about 4,096 a second each way, but never fewer than three per
+// heartbeat timeout; and both sides take the same rule from the plan.
+START_TEST(heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout) {
+  using namespace ddp::agent;
+  using std::chrono::milliseconds;
+  ck_assert_int_eq(heartbeat_interval(2, milliseconds(5000)).count(), 1000);
+  ck_assert_int_eq(heartbeat_interval(4096, milliseconds(60000)).count(), 1000);
+  ck_assert_int_eq(heartbeat_interval(8192, milliseconds(60000)).count(), 2000);
+  ck_assert_int_eq(heartbeat_interval(16384, milliseconds(60000)).count(), 4000);
+  ck_assert_int_eq(heartbeat_interval(16384, milliseconds(10000)).count(), 3333);
+  ck_assert_int_eq(heartbeat_interval(16384, milliseconds(5000)).count(), 1666);
+  ck_assert_int_eq(heartbeat_interval(16384, milliseconds(2000)).count(), 1000);  // a short timeout: 1 s still
+  NodePlan plan;
+  plan.nnodes = 16384;
+  plan.heartbeat_timeout_ms = 10000;
+  plan.master_addr = "127.0.0.1";
+  const auto client = ClientConfig::for_plan(plan, "s", false, "h", {});
+  const auto coordinator = CoordinatorConfig::for_plan(plan, "s", false, "h");
+  ck_assert_int_eq(client.heartbeat_every.count(), 3333);
+  ck_assert_int_eq(coordinator.heartbeat_every.count(), 3333);
+}
+END_TEST
+
 Suite* agent_suite() {
   return make_suite(
       "agent",
@@ -1253,6 +1278,6 @@ Suite* agent_suite() {
        a_silent_worker_is_named_as_the_hang, the_coordinator_weighs_hang_reports_against_their_consequences,
        the_coordinator_gives_a_lost_nodes_place_to_a_spare, a_signalled_node_that_leaves_is_slurms_stop_not_a_loss,
        in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,
-       without_a_hang_timeout_nothing_is_watched},
+       without_a_hang_timeout_nothing_is_watched, heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout},
       30);
 }
