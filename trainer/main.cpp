@@ -30,7 +30,8 @@ CLI::Option* add_model_options(CLI::App& app, TrainOptions& o) {
                      ->delimiter(',');
   app.add_option("--data", o.data,
                  "IDX directory (MNIST layout, e.g. /usr/share/datasets/fashion-mnist) or 'synthetic'; "
-                 "--model gpt: a token file (ddp-tokenize's OUT.train.tok)")
+                 "--model gpt: a token file (ddp-tokenize's OUT.train.tok), or 'random' (tokens drawn from --seed, "
+                 "for throughput)")
       ->capture_default_str();
   app.add_option("--limit-train", o.limit_train, "use only the first N training rows (0 = all)");
   app.add_option("--limit-test", o.limit_test, "use only the first N test rows (0 = all)");

@@ -4,6 +4,8 @@
 # the whole product:
 #   - 1 rank with 2 accumulation steps and 2 ranks reach the same parameters
 #     (a row's window depends on the step and the row, not on the rank);
+#   - --data random (uniform tokens, for throughput): the loss stays near
+#     ln(256), and an image model refuses it;
 #   - srun -N2 --ddp=cpu --ddp-procs=1 trains it: the loss falls, and the
 #     held-out loss after 200 steps of 8 sequences is under 2.9 nats a byte
 #     (measured 2.6-2.7; uniform over bytes is 5.55);
@@ -30,6 +32,18 @@ expect_rc 0 "2 ranks"
 diff=$(max_param_diff "$WORK/p1" "$WORK/p2" 437760) || fail "comparing the parameters of 1 and 2 ranks"
 awk -v d="$diff" 'BEGIN { exit !(d <= 1e-5) }' || fail "2 ranks differ from 1 rank by $diff (> 1e-5)"
 
+# --- random tokens: throughput with no text, nothing to learn ---------------------------
+run "$agent" --nproc 2 -- "$train" --model gpt --data random --steps 10 --batch-size 8 --log-every 10
+expect_rc 0 "--data random on 2 ranks"
+expect_in "$OUT" "data: random (4194305 tokens" "random tokens"
+random_loss=$(sed -n 's/.*step 10\/10: loss \([0-9.]*\),.*tokens\/s.*/\1/p' <<<"$OUT")
+# ln(256) = 5.545: uniform tokens stay there.
+awk -v l="$random_loss" 'BEGIN { exit !(l != "" && l > 5.4 && l < 5.7) }' ||
+  fail "the loss on uniform random tokens was '$random_loss', expected near ln(256) = 5.545"
+run "$train" --model mlp --data random
+expect_rc 1 "--data random with an image model"
+expect_in "$ERR" "--data random (random tokens, for throughput) is --model gpt's" "refused for --model mlp"
+
 # --- through Slurm: it learns ----------------------------------------------------------
 run srun -N2 --ddp=cpu --ddp-procs=1 "$train" "${data[@]}" --eval-data "$WORK/fortunes.val.tok" --steps 200 \
   --batch-size 8 --lr 2e-3 --log-every 20 --metrics "$WORK/metrics"
@@ -51,5 +65,5 @@ run srun -N2 --ddp=cpu --ddp-procs=1 --ddp-restarts=1 "$train" "${args[@]}" --sn
 expect_rc 0 "20 steps with a worker killed at step 15 and one restart"
 expect_in "$OUT" "resuming from $WORK/snaps/snapshot-000000000010.ddps" "resumed from step 10"
 cmp -s "$WORK/clean" "$WORK/resumed" || fail "the resumed GPT ended with other parameters than the uninterrupted one"
-pass "the GPT: 1 and 2 ranks agree ($diff), it learns through srun --ddp (loss $first to $last, held-out $held) and \
+pass "the GPT: 1 and 2 ranks agree ($diff), random tokens stay at loss $random_loss, it learns through srun --ddp (loss $first to $last, held-out $held) and \
 resumes exactly"

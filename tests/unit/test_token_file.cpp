@@ -3,7 +3,9 @@
 // (fortune's cookies: the fortunes package, in Debian 12, 13 and unstable).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -195,9 +197,25 @@ START_TEST(the_gpt_run_is_planned_and_bad_options_are_refused) {
 }
 END_TEST
 
+// --data random: the same seed gives the same tokens, every one inside the
+// vocabulary, each value about equally often (nothing to learn).
+START_TEST(random_tokens_are_uniform_over_the_vocabulary_and_seeded) {
+  const auto a = random_tokens(256 * 4096, 256, 7);
+  ck_assert(a == random_tokens(256 * 4096, 256, 7));
+  ck_assert(a != random_tokens(256 * 4096, 256, 8));
+  std::vector<int> seen(256, 0);
+  for (const auto t : a) ++seen[t];
+  for (const int n : seen) ck_assert_int_lt(std::abs(n - 4096), 400);  // 6 standard deviations
+  const auto gpt2 = random_tokens(100000, 50257, 1);
+  ck_assert_int_eq(*std::max_element(gpt2.begin(), gpt2.end()) < 50257, 1);
+  ck_assert_int_gt(*std::max_element(gpt2.begin(), gpt2.end()), 50000);
+}
+END_TEST
+
 Suite* token_data_suite() {
   return make_suite("token_data",
-                    {a_token_header_survives_its_own_bytes_and_refuses_what_does_not_fit,
+                    {random_tokens_are_uniform_over_the_vocabulary_and_seeded,
+                     a_token_header_survives_its_own_bytes_and_refuses_what_does_not_fit,
                      a_token_file_is_mapped_as_written_and_checked_whole, the_held_out_part_starts_a_line,
                      fortunes_cookies_become_tokens_and_back, token_windows_are_dealt_by_step_and_row,
                      the_gpt_run_is_planned_and_bad_options_are_refused},

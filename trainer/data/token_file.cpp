@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <utility>
 
 namespace ddp::train {
@@ -156,6 +157,14 @@ TokenFile& TokenFile::operator=(TokenFile&& other) noexcept {
 }
 
 TokenFile::~TokenFile() { unmap(); }
+
+std::vector<std::uint16_t> random_tokens(std::size_t count, std::uint32_t vocab, std::uint64_t seed) {
+  std::mt19937_64 gen(seed ^ 0x7a11d0c5ULL);
+  std::uniform_int_distribution<std::uint32_t> token(0, vocab - 1);
+  std::vector<std::uint16_t> tokens(count);
+  for (auto& t : tokens) t = std::uint16_t(token(gen));
+  return tokens;
+}
 
 void TokenFile::unmap() noexcept {
   if (map_) ::munmap(map_, map_bytes_);

@@ -69,6 +69,13 @@ class TokenFile {
   const std::uint16_t* tokens_ = nullptr;
 };
 
+// --data random: `count` tokens drawn uniformly from [0, vocab) by a
+// generator seeded with `seed` (the same seed, the same tokens on every
+// rank), for measuring throughput without a text: nothing in them can be
+// learned, so the loss stays near ln(vocab).
+inline constexpr std::size_t kRandomTokens = (std::size_t(1) << 22) + 1;  // 4,096 windows of 1,024
+std::vector<std::uint16_t> random_tokens(std::size_t count, std::uint32_t vocab, std::uint64_t seed);
+
 // Checks what open() checks, on bytes in memory (the fuzz target's entry).
 Result<TokenHeader> check_token_bytes(std::span<const std::uint8_t> file, const std::string& origin);
 

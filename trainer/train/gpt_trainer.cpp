@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "data/token_windows.hpp"
 #include "ddp/wire/progress_file.hpp"
@@ -27,25 +29,53 @@ constexpr float kBeta1 = 0.9f, kBeta2 = 0.95f, kEps = 1e-8f;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// The tokens training reads: a token file mapped, or --data random's.
+struct TokenStream {
+  std::optional<TokenFile> file;
+  TokenHeader random_header;  // --data random
+  std::vector<std::uint16_t> random;
+  const TokenHeader& header() const { return file ? file->header() : random_header; }
+  std::span<const std::uint16_t> tokens() const { return file ? file->tokens() : std::span(random); }
+  std::string path() const { return file ? file->path() : "random"; }
+};
+
 struct TokenData {
-  TokenFile train;
+  TokenStream train;
   std::optional<TokenFile> held_out;
 };
+
+// --data random: uniform over the model's vocabulary (the one plan_gpt_run
+// takes from --gpt-vocab or the preset), from --seed.
+Result<TokenStream> random_stream(const TrainOptions& o) {
+  auto config = gpt_config(o.gpt_preset, o.gpt_layers, o.gpt_heads, o.gpt_width, o.gpt_context, o.gpt_vocab);
+  if (!config) return fail(config.error());
+  TokenStream s;
+  s.random = random_tokens(kRandomTokens, std::uint32_t(config->vocab), o.seed);
+  s.random_header = {1, std::uint32_t(config->vocab), kRandomTokens, "random"};
+  return s;
+}
 
 Result<TokenData> open_token_files(const TrainOptions& o) {
   if (o.data == "synthetic" || o.data.empty())
     return fail(
         "--model gpt trains on a token file: --data FILE.train.tok (ddp-tokenize TEXT --out FILE writes "
-        "one, and FILE.val.tok for --eval-data)");
-  auto train = TokenFile::open(o.data);
-  if (!train) return fail("--data: " + train.error());
-  TokenData d{std::move(train).value(), std::nullopt};
+        "one, and FILE.val.tok for --eval-data), or on --data random (throughput only)");
+  TokenData d;
+  if (o.data == "random") {
+    auto random = random_stream(o);
+    if (!random) return fail(random.error());
+    d.train = std::move(random).value();
+  } else {
+    auto train = TokenFile::open(o.data);
+    if (!train) return fail("--data: " + train.error());
+    d.train.file = std::move(train).value();
+  }
   if (o.eval_data.empty()) return d;
   auto held = TokenFile::open(o.eval_data);
   if (!held) return fail("--eval-data: " + held.error());
   if (held->header().tokenizer != d.train.header().tokenizer)
-    return fail("--eval-data " + o.eval_data + " was tokenized by " + held->header().tokenizer + ", --data by " +
-                d.train.header().tokenizer + ": give both from one ddp-tokenize run");
+    return fail("--eval-data " + o.eval_data + " was tokenized by " + held->header().tokenizer + ", --data " +
+                d.train.path() + " by " + d.train.header().tokenizer + ": give both from one ddp-tokenize run");
   d.held_out = std::move(held).value();
   return d;
 }
@@ -338,8 +368,9 @@ Status GptTrainer::report_final() {
   const double tokens = double(global_step_) * plan_.batch_size * plan_.config.context;
   // Resumed at the end (a requeue after the last step): no step, no loss.
   const std::string loss = std::isnan(last_loss_) ? "n/a (no step in this run)" : fmt::format("{:.4f}", last_loss_);
-  spdlog::info("done: {} steps on {} rank(s), {:.2f} s training, final loss {}, held-out loss {:.4f}", global_step_,
-               world_, train_seconds_, loss, held_loss_);
+  const std::string held = data_.held_out ? fmt::format("{:.4f}", held_loss_) : "n/a (no --eval-data)";
+  spdlog::info("done: {} steps on {} rank(s), {:.2f} s training, final loss {}, held-out loss {}", global_step_, world_,
+               train_seconds_, loss, held);
   if (metrics_)
     metrics_->write(JsonLine()
                         .add("event", std::string("final"))

@@ -62,6 +62,9 @@ Result<WorkerIdentity> start_worker(const TrainOptions& o) {
 
 Result<DataSplits> load_data(const TrainOptions& o) {
   if (o.data == "synthetic") return synthetic_data(o.model, o.synthetic_train, o.synthetic_test, o.seed);
+  if (o.data == "random")
+    return fail("--data random (random tokens, for throughput) is --model gpt's; --model " + o.model +
+                " takes an IDX directory or --data synthetic");
   return load_idx_dir(o.data, o.limit_train, o.limit_test);
 }
 
