@@ -8,6 +8,15 @@ loss before its update.
 
 usage: gpt_reference.py PARAMS.f32 LAYERS HEADS WIDTH CONTEXT VOCAB PADDED B T STEPS LR TOKENS TARGETS
 (TOKENS and TARGETS: comma-separated, B x T each)
+
+With --train, ddp-train --model gpt's whole run for integration.trainer_gpt:
+the token file's windows in ddp-train's order (step s, row r: window
+(s x B + r) mod windows), the learning rate warmed up and cosine-decayed as
+nanoGPT does, AdamW with decay 0.1 and clipping to 1, from PARAMS.f32 (which
+--init writes: GPT-2's initialisation); prints each step's loss.
+
+usage: gpt_reference.py --init PARAMS.f32 LAYERS WIDTH CONTEXT VOCAB SEED
+       gpt_reference.py --train PARAMS.f32 TOKENS.tok LAYERS HEADS WIDTH CONTEXT VOCAB B STEPS LR WARMUP MIN_LR
 """
 import math
 import sys
@@ -80,5 +89,72 @@ def main():
     print(" ".join(repr(x) for x in losses))
 
 
+def shapes_of(L, C, T, Vp):
+    return {n: t.shape for n, t in unflatten(torch.zeros(count_of(L, C, T, Vp)), L, C, T, Vp).items()}
+
+
+def count_of(L, C, T, Vp):
+    return Vp * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
+
+
+def init_main(path, L, C, T, V, seed):
+    """GPT-2's initialisation: weights N(0, 0.02) (the residual projections
+    0.02 / sqrt(2 L)), biases 0, LayerNorms 1."""
+    torch.manual_seed(seed)
+    parts = []
+    for name, shape in shapes_of(L, C, T, V).items():
+        if name.endswith("ln1_w") or name.endswith("ln2_w") or name == "lnf_w":
+            parts.append(torch.ones(shape))
+        elif len(shape) == 1:
+            parts.append(torch.zeros(shape))
+        else:
+            std = 0.02 / math.sqrt(2 * L) if name.endswith("proj_w") else 0.02
+            parts.append(torch.randn(shape) * std)
+    open(path, "wb").write(torch.cat([t.reshape(-1) for t in parts]).numpy().tobytes())
+
+
+def lr_at(step, max_lr, min_lr, warmup, total):
+    """nanoGPT's get_lr, counting from 0."""
+    if step < warmup:
+        return max_lr * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * progress)) * (max_lr - min_lr)
+
+
+def train_main(args):
+    path, token_path = args[0], args[1]
+    L, H, C, T, V, B, steps = (int(a) for a in args[2:9])
+    lr, warmup, min_lr = float(args[9]), int(args[10]), float(args[11])
+    raw = open(token_path, "rb").read()
+    assert raw[:8] == b"DDPTOKEN", f"{token_path}: not a token file"
+    stream = torch.frombuffer(bytearray(raw[64:]), dtype=torch.int16).to(torch.int64) & 0xFFFF
+    windows = (stream.numel() - 1) // T
+    flat = torch.frombuffer(bytearray(open(path, "rb").read()), dtype=torch.float32)
+    p = unflatten(flat, L, C, T, V)
+    decayed = [t for n, t in p.items() if t.dim() >= 2]
+    kept = [t for n, t in p.items() if t.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": kept, "weight_decay": 0.0}],
+                            lr=lr, betas=(0.9, 0.95), eps=1e-8)
+    losses = []
+    for step in range(steps):
+        starts = [((step * B + r) % windows) * T for r in range(B)]
+        tokens = torch.stack([stream[s:s + T] for s in starts])
+        targets = torch.stack([stream[s + 1:s + T + 1] for s in starts])
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, lr, min_lr, warmup, steps)
+        opt.zero_grad()
+        loss = loss_of(p, tokens, targets, L, H, V)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
+        opt.step()
+        losses.append(loss.item())
+    print(" ".join(repr(x) for x in losses))
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1] == "--init":
+        init_main(sys.argv[2], *(int(a) for a in sys.argv[3:8]))
+    elif sys.argv[1] == "--train":
+        train_main(sys.argv[2:])
+    else:
+        main()
