@@ -297,6 +297,9 @@ int main(int argc, char** argv) {
   const ddp::train::ConvShape convs[] = {{1, 28, 28, 32, 3}, {32, 26, 26, 64, 3}, {3, 9, 7, 5, 3}, {2, 6, 6, 1, 3}};
   for (const auto& conv : convs)
     for (int batch : {1, 5}) test_cnn(t, batch, conv);
+  // The GPT's: odd sizes, the small config's, GPT-2's heads (64 channels) and vocabulary.
+  const GptShape gpts[] = {{3, 5, 40, 5, 37, 64}, {2, 64, 128, 4, 256, 256}, {1, 128, 768, 12, 50257, 50304}};
+  for (const auto& gpt : gpts) test_gpt(t, gpt);
   bool ok = t.report();
 
   if (nccl) ok = test_nccl_one_rank(device) && ok;

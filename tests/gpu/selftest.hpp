@@ -174,4 +174,11 @@ inline std::string shape_text(const char* what, std::size_t a, std::size_t b = 0
 // The CNN's ops (cnn_parity.cpp) for `batch` images through a convolution of shape s.
 void test_cnn(Selftest& t, int batch, const ddp::train::ConvShape& s);
 
+// The GPT's ops (gpt_parity.cpp): B sequences of T positions, C channels in
+// NH heads, a vocabulary of V padded to Vp.
+struct GptShape {
+  int B, T, C, NH, V, Vp;
+};
+void test_gpt(Selftest& t, const GptShape& s);
+
 }  // namespace ddp::gpu_selftest

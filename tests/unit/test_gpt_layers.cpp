@@ -16,6 +16,7 @@
 #include "model/gpt.hpp"
 #include "model/gpt_layers.hpp"
 #include "model/kernels.hpp"
+#include "model/ops.hpp"
 #include "suites.hpp"
 #include "train/lr_schedule.hpp"
 
@@ -321,6 +322,28 @@ START_TEST(the_small_gpt_trains_as_in_pytorch) {
 }
 END_TEST
 
+// The GPT's Ops on the CPU (the reference ddp-gpu-selftest holds CUDA's to):
+// AdamW with the clip factor and the decay mask, its step counted in ops
+// memory, is adamw_step's loop; the sum of squares is the squared norm.
+START_TEST(the_cpu_ops_adamw_and_sum_of_squares_are_the_trainers) {
+  const auto ops = make_cpu_ops(1);
+  std::vector<float> w = {0.5f, -1.0f, 2.0f}, m(3), v(3), g = {0.1f, -0.2f, 0.3f}, decay = {1.0f, 0.0f, 1.0f};
+  std::vector<float> w2 = w, m2(3), v2(3);
+  int step = 0;
+  for (int t = 1; t <= 3; ++t) {
+    ops->adamw(w.data(), m.data(), v.data(), g.data(), decay.data(), 3, 1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f, &step);
+    for (int i = 0; i < 3; ++i)
+      adamw_step(w2[i], m2[i], v2[i], g[i] * 0.5f, 1e-2f, 0.9f, 0.95f, 1e-8f, decay[i] * 0.1f,
+                 adam_bias(0.9f, 0.95f, t));
+  }
+  ck_assert_int_eq(step, 3);
+  for (int i = 0; i < 3; ++i) ck_assert_float_eq(w[i], w2[i]);
+  float acc = 1.0f;
+  ops->sum_squares(g.data(), 3, &acc);
+  ck_assert_float_eq_tol(acc, 1.0f + 0.01f + 0.04f + 0.09f, 1e-6f);
+}
+END_TEST
+
 Suite* gpt_layers_suite() {
   return make_suite(
       "gpt_layers",
@@ -328,6 +351,7 @@ Suite* gpt_layers_suite() {
        gelu_and_embedding_backward_match_finite_differences, the_padded_vocabulary_takes_no_part_in_the_loss,
        gpt2_124m_has_its_parameters_and_bad_shapes_are_refused, the_gpt_gradient_matches_finite_differences,
        an_untrained_gpt_is_uniform, adamw_decays_matrices_and_embeddings_only, adamw_is_pytorchs,
-       the_learning_rate_warms_up_then_follows_a_cosine, the_small_gpt_trains_as_in_pytorch},
+       the_learning_rate_warms_up_then_follows_a_cosine, the_small_gpt_trains_as_in_pytorch,
+       the_cpu_ops_adamw_and_sum_of_squares_are_the_trainers},
       30);
 }

@@ -1,12 +1,9 @@
-// CudaOps: the arithmetic of a training step on one GPU (llm.c style: one
-// small kernel per operation, cuBLAS for the matrix products). Every call only
-// enqueues work on the compute stream of the CudaContext; nothing waits for
-// the GPU except download() and synchronize(). Elementwise math comes from
-// model/kernels.hpp, the same functions the CPU backend runs.
+// CudaOps: the arithmetic of a training step on one GPU (llm.c style: one small kernel per operation, cuBLAS for the
+// matrix products). Every call only enqueues work on the compute stream of the CudaContext; nothing waits for the GPU
+// except download() and synchronize(). Elementwise math: model/kernels.hpp's, which the CPU backend runs too.
 //
-// Layouts: the Ops interface is row-major (PyTorch's); cuBLAS is column-major.
-// A row-major [r x c] matrix in memory IS the column-major [c x r] matrix, its
-// transpose, with leading dimension c. So each product below is written for
+// Layouts: the Ops interface is row-major (PyTorch's); cuBLAS is column-major. A row-major [r x c] matrix in memory
+// IS the column-major [c x r] matrix, its transpose, with leading dimension c. So each product below is written for
 // the transposes, and the comments spell out the mapping.
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +12,7 @@
 #include "cuda/cnn_kernels.cuh"
 #include "cuda/cuda_context.cuh"
 #include "cuda/cuda_ops.hpp"
+#include "cuda/gpt_kernels.cuh"
 #include "model/kernels.hpp"
 
 namespace ddp::train::cuda {
@@ -27,8 +25,7 @@ constexpr int kThreads = 256;
 // Blocks for n work items. Kernels loop with a grid stride, so capping the
 // grid only makes each thread do more items; 2^16 blocks fill any GPU.
 unsigned blocks_for(std::size_t n) {
-  const std::size_t blocks = (n + kThreads - 1) / kThreads;
-  return unsigned(std::min<std::size_t>(blocks, std::size_t(1) << 16));
+  return unsigned(std::min<std::size_t>((n + kThreads - 1) / kThreads, std::size_t(1) << 16));
 }
 
 // Blocks for a reduction into one float: each block adds its partial sum
@@ -362,6 +359,43 @@ class CudaOps final : public Ops {
   }
   void multiply(float* y, const float* a, const float* b, std::size_t n) override { cuda::multiply(stream_, y, a, b, n); }
 
+  // The GPT's: cuda/gpt_kernels.cu.
+  void embed_forward(float* out, const int* tok, const float* wte, const float* wpe, int B, int T, int C) override {
+    gpt::embed_forward(stream_, out, tok, wte, wpe, B, T, C);
+  }
+  void embed_backward(float* dwte, float* dwpe, const float* dout, const int* tok, int B, int T, int C) override {
+    gpt::embed_backward(stream_, dwte, dwpe, dout, tok, B, T, C);
+  }
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                         int C) override {
+    gpt::layernorm_forward(stream_, out, mean, rstd, x, w, b, N, C);
+  }
+  void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                          const float* mean, const float* rstd, int N, int C) override {
+    gpt::layernorm_backward(stream_, dx, dw, db, dout, x, w, mean, rstd, N, C);
+  }
+  std::size_t attention_saved(int B, int T, int NH) const override { return gpt::attention_saved(B, T, NH); }
+  void attention_forward(float* out, float* saved, const float* qkv, int B, int T, int C, int NH) override {
+    gpt::attention_forward(stream_, out, saved, qkv, B, T, C, NH);
+  }
+  void attention_backward(float* dqkv, const float* dout, const float* out, const float* qkv, float* saved, int B,
+                          int T, int C, int NH) override {
+    gpt::attention_backward(stream_, dqkv, dout, out, qkv, saved, B, T, C, NH);
+  }
+  void gelu_forward(float* out, const float* x, std::size_t n) override { gpt::gelu_forward(stream_, out, x, n); }
+  void gelu_backward(float* dx, const float* x, const float* d, std::size_t n) override {
+    gpt::gelu_backward(stream_, dx, x, d, n);
+  }
+  void cross_entropy_padded(const float* logits, const int* targets, float* dlogits, int N, int V, int Vp,
+                            float* loss_acc) override {
+    gpt::cross_entropy_padded(stream_, logits, targets, dlogits, N, V, Vp, loss_acc);
+  }
+  void sum_squares(const float* x, std::size_t n, float* acc) override { gpt::sum_squares(stream_, x, n, acc); }
+  void adamw(float* w, float* m, float* v, const float* g, const float* decay, std::size_t n, float lr, float beta1,
+             float beta2, float eps, float wd, float clip, int* step) override {
+    gpt::adamw(stream_, w, m, v, g, decay, n, lr, beta1, beta2, eps, wd, clip, step, adam_bias());
+  }
+
   void relu_forward(const float* x, float* y, std::size_t n) override {
     if (n == 0) return;
     relu_forward_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(x, y, n);
@@ -404,11 +438,10 @@ class CudaOps final : public Ops {
   }
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2, float eps,
             int* step) override {
-    if (!adam_bias_) adam_bias_ = static_cast<AdamBias*>(zeroed(sizeof(AdamBias)));
-    adam_tick_kernel<<<1, 1, 0, stream_>>>(step, beta1, beta2, adam_bias_);
+    adam_tick_kernel<<<1, 1, 0, stream_>>>(step, beta1, beta2, adam_bias());
     CUDA_CHECK_LAUNCH();
     if (n == 0) return;
-    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, adam_bias_);
+    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, adam_bias());
     CUDA_CHECK_LAUNCH();
   }
   void adadelta(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
@@ -417,6 +450,9 @@ class CudaOps final : public Ops {
   }
 
  private:
+  AdamBias* adam_bias() {  // allocated at the first Adam step
+    return adam_bias_ ? adam_bias_ : (adam_bias_ = static_cast<AdamBias*>(zeroed(sizeof(AdamBias))));
+  }
   void* zeroed(std::size_t bytes) {
     if (bytes == 0) return nullptr;
     void* p = nullptr;

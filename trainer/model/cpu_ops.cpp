@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 #if defined(__x86_64__) || defined(__i386__)
 #include <pmmintrin.h>
 #include <xmmintrin.h>
 #endif
 
 #include "model/conv_layers.hpp"
+#include "model/gpt_layers.hpp"
 #include "model/kernels.hpp"
 #include "model/layers.hpp"
 #include "model/ops.hpp"
@@ -145,6 +147,50 @@ class CpuOps final : public Ops {
     *acc += float(sum);
   }
 
+  // The GPT: gpt_layers.hpp's functions, which take the token file's uint16s.
+  void embed_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int T, int C) override {
+    gpt::embed_forward(out, narrowed(tokens, B * T), wte, wpe, B, T, C);
+  }
+  void embed_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C) override {
+    gpt::embed_backward(dwte, dwpe, dout, narrowed(tokens, B * T), B, T, C);
+  }
+  void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                         int C) override {
+    gpt::layernorm_forward(out, mean, rstd, x, w, b, N, C);
+  }
+  void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                          const float* mean, const float* rstd, int N, int C) override {
+    gpt::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, C);
+  }
+  std::size_t attention_saved(int B, int T, int NH) const override { return std::size_t(B) * NH * T * T; }
+  void attention_forward(float* out, float* saved, const float* qkv, int B, int T, int C, int NH) override {
+    gpt::attention_forward(out, saved, qkv, B, T, C, NH);
+  }
+  void attention_backward(float* dqkv, const float* dout, const float*, const float* qkv, float* saved, int B, int T,
+                          int C, int NH) override {
+    scores_.resize(std::size_t(T));
+    gpt::attention_backward(dqkv, dout, qkv, saved, scores_.data(), B, T, C, NH);
+  }
+  void gelu_forward(float* out, const float* x, std::size_t n) override { gpt::gelu_forward(out, x, n); }
+  void gelu_backward(float* dx, const float* x, const float* dout, std::size_t n) override {
+    gpt::gelu_backward(dx, x, dout, n);
+  }
+  void cross_entropy_padded(const float* logits, const int* targets, float* dlogits, int N, int V, int Vp,
+                            float* loss_acc) override {
+    *loss_acc += gpt::cross_entropy_padded(logits, narrowed(targets, N), dlogits, N, V, Vp);
+  }
+  void sum_squares(const float* x, std::size_t n, float* acc) override {
+    double sum = 0;
+    for (std::size_t i = 0; i < n; ++i) sum += double(x[i]) * x[i];
+    *acc += float(sum);
+  }
+  void adamw(float* w, float* m, float* v, const float* g, const float* decay, std::size_t n, float lr, float beta1,
+             float beta2, float eps, float weight_decay, float clip, int* step) override {
+    const AdamBias bias = adam_bias(beta1, beta2, ++*step);
+    for (std::size_t i = 0; i < n; ++i)
+      adamw_step(w[i], m[i], v[i], g[i] * clip, lr, beta1, beta2, eps, decay[i] * weight_decay, bias);
+  }
+
   void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) override {
     for (std::size_t i = 0; i < n; ++i) sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
   }
@@ -167,7 +213,13 @@ class CpuOps final : public Ops {
     std::memset(p, 0, rounded);
     return p;
   }
+  const std::uint16_t* narrowed(const int* tokens, int n) {
+    tokens_.assign(tokens, tokens + n);
+    return tokens_.data();
+  }
   int threads_;
+  std::vector<std::uint16_t> tokens_;  // the last narrowed() tokens
+  std::vector<float> scores_;          // attention_backward's row of scores
 };
 
 }  // namespace

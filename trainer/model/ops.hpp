@@ -110,6 +110,39 @@ class Ops {
   virtual void count_correct(const float* logits, const int* labels, int batch, int classes, float* acc) = 0;
   virtual void sum_squared_error(const float* pred, const float* target, std::size_t n, float* acc) = 0;
 
+  // The GPT (--model gpt; model/gpt_layers.hpp spells each out on the CPU,
+  // the reference the CUDA kernels are checked against): B sequences of T
+  // positions of C channels, N = B x T rows; tokens and targets as ints.
+  // Backward functions accumulate (+=) into what they name, as gpt_layers.hpp's.
+  virtual void embed_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int T,
+                             int C) = 0;
+  virtual void embed_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int T, int C) = 0;
+  virtual void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b,
+                                 int N, int C) = 0;
+  virtual void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w,
+                                  const float* mean, const float* rstd, int N, int C) = 0;
+  // Causal attention of NH heads over qkv [B, T, 3C]. What forward keeps for
+  // backward, `saved`, is attention_saved() floats: the CPU keeps every
+  // probability [B, NH, T, T]; CUDA each row's log-sum-exp and a scratch row
+  // [2, B, NH, T] (an online softmax: memory linear in the context), and
+  // recomputes the probabilities in backward from `out`, forward's output.
+  virtual std::size_t attention_saved(int B, int T, int NH) const = 0;
+  virtual void attention_forward(float* out, float* saved, const float* qkv, int B, int T, int C, int NH) = 0;
+  virtual void attention_backward(float* dqkv, const float* dout, const float* out, const float* qkv, float* saved,
+                                  int B, int T, int C, int NH) = 0;
+  virtual void gelu_forward(float* out, const float* x, std::size_t n) = 0;
+  virtual void gelu_backward(float* dx, const float* x, const float* dout, std::size_t n) = 0;
+  // The mean cross-entropy over the first V of Vp logits a row: *loss_acc +=
+  // it; dlogits = d(mean loss)/d(logits), zero in the padded columns.
+  virtual void cross_entropy_padded(const float* logits, const int* targets, float* dlogits, int N, int V, int Vp,
+                                    float* loss_acc) = 0;
+  // *acc += the sum of x's squares (the gradient's norm, for clipping).
+  virtual void sum_squares(const float* x, std::size_t n, float* acc) = 0;
+  // AdamW (kernels.hpp's adamw_step) on g x clip, decaying where decay[i]
+  // is 1; *step counted in ops memory as adam()'s.
+  virtual void adamw(float* w, float* m, float* v, const float* g, const float* decay, std::size_t n, float lr,
+                     float beta1, float beta2, float eps, float weight_decay, float clip, int* step) = 0;
+
   // Optimizers, elementwise over flat parameter buffers (model/kernels.hpp).
   virtual void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) = 0;
   // Adam counts its steps in ops memory: *step (one int) is incremented, then
