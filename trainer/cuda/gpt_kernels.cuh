@@ -4,8 +4,9 @@
 // AdamW. Each is checked against model/gpt_layers.hpp's CPU function of the
 // same name by ddp-gpu-selftest (tests/gpu/gpt_parity.cpp). Written for
 // correctness first: every reduction over rows is a loop in one thread or
-// one warp, in a fixed order (no atomics but the loss's), so each result is
-// the same from run to run. Every call only enqueues on `stream`.
+// one warp, in a fixed order, so each result is the same from run to run
+// (only the loss and the sum of squares add blocks' partial sums with
+// atomics). Every call only enqueues on `stream`.
 #pragma once
 
 #include <cuda_runtime.h>
