@@ -175,6 +175,13 @@ void test_layer(Selftest& t, int batch, int in, int out) {
   gpu.linear_backward(x.g, w.g, dy.g, dw.g, db.g, nullptr, batch, in, out);
   t.compare("linear_backward (dW)", where + ", no dX", dw);
   t.compare("linear_backward (db)", where + ", no dX", db);
+  // No bias (the GPT's head): y overwritten, no db.
+  cpu.linear_forward(x.c, w.c, nullptr, y.c, batch, in, out);
+  gpu.linear_forward(x.g, w.g, nullptr, y.g, batch, in, out);
+  t.compare("linear_forward", where + ", no bias", y);
+  cpu.linear_backward(x.c, w.c, dy.c, dw.c, nullptr, dx.c, batch, in, out);
+  gpu.linear_backward(x.g, w.g, dy.g, dw.g, nullptr, dx.g, batch, in, out);
+  t.compare("linear_backward (dX)", where + ", no bias", dx);
 
   // Cross-entropy over `out` classes, with labels gathered from a label table
   // (which checks gather_labels: ints cannot be downloaded directly).

@@ -102,11 +102,6 @@ __global__ void multiply_kernel(float* y, const float* a, const float* b, std::s
   for (std::size_t i = first_index(); i < n; i += index_stride()) y[i] = a[i] * b[i];
 }
 
-__global__ void adadelta_kernel(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
-                                float eps) {
-  for (std::size_t i = first_index(); i < n; i += index_stride()) adadelta_step(w[i], sq[i], acc[i], g[i], lr, rho, eps);
-}
-
 }  // namespace
 
 std::size_t conv_scratch(const ConvShape& s, int max_batch) {
@@ -182,13 +177,6 @@ void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask,
 void multiply(cudaStream_t stream, float* y, const float* a, const float* b, std::size_t n) {
   if (n == 0) return;
   multiply_kernel<<<blocks_for(n), kThreads, 0, stream>>>(y, a, b, n);
-  CUDA_CHECK_LAUNCH();
-}
-
-void adadelta(cudaStream_t stream, float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
-              float eps) {
-  if (n == 0) return;
-  adadelta_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, sq, acc, g, n, lr, rho, eps);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -2,7 +2,8 @@
 // convolution as im2col over the whole batch and one strided-batched cuBLAS
 // product, col2im as a gather (each input element sums what it fed, so no
 // atomics), 2x2 max pooling, dropout from the shared coin
-// (model/kernels.hpp), and Adadelta. Every call only enqueues on `stream`.
+// (model/kernels.hpp). Every call only enqueues on `stream` (Adadelta:
+// optimizer_kernels.cuh).
 #pragma once
 
 #include <cublas_v2.h>
@@ -24,7 +25,5 @@ void relu_max_pool2_backward(cudaStream_t stream, const float* dy, const int* wh
 void dropout_forward(cudaStream_t stream, const float* x, float* y, float* mask, int rows, int width, float p,
                      const DropoutKey& key);
 void multiply(cudaStream_t stream, float* y, const float* a, const float* b, std::size_t n);
-void adadelta(cudaStream_t stream, float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
-              float eps);
 
 }  // namespace ddp::train::cuda

@@ -13,6 +13,7 @@
 #include "cuda/cuda_context.cuh"
 #include "cuda/cuda_ops.hpp"
 #include "cuda/gpt_kernels.cuh"
+#include "cuda/optimizer_kernels.cuh"
 #include "model/kernels.hpp"
 
 namespace ddp::train::cuda {
@@ -155,27 +156,6 @@ __global__ void sum_squared_error_kernel(const float* pred, const float* target,
   if (threadIdx.x == 0 && sum != 0.0) atomicAdd(acc, float(sum));
 }
 
-__global__ void sgd_momentum_kernel(float* w, float* velocity, const float* g, std::size_t n, float lr,
-                                    float momentum) {
-  for (std::size_t i = first_index(); i < n; i += index_stride())
-    sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
-}
-
-// One thread: the step count lives on the device, so a captured step replays
-// with the right bias corrections. Computed once per step, as on the CPU.
-__global__ void adam_tick_kernel(int* step, float beta1, float beta2, AdamBias* bias) {
-  const int t = ++*step;
-  bias->c1 = 1.0f / (1.0f - powf(beta1, float(t)));
-  bias->c2 = 1.0f / (1.0f - powf(beta2, float(t)));
-}
-
-__global__ void adam_kernel(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1,
-                            float beta2, float eps, const AdamBias* bias_of_step) {
-  const AdamBias bias = *bias_of_step;
-  for (std::size_t i = first_index(); i < n; i += index_stride())
-    adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
-}
-
 // ---------------------------------------------------------------------------
 
 class CudaOps final : public Ops {
@@ -308,10 +288,11 @@ class CudaOps final : public Ops {
   void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in, int out) override {
     if (batch <= 0 || out <= 0) return;
     const std::size_t n = std::size_t(batch) * out;
-    broadcast_bias_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(b, y, batch, out);
+    if (b) broadcast_bias_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(b, y, batch, out);
     CUDA_CHECK_LAUNCH();
-    const float one = 1.0f;
-    CUBLAS_CHECK(cublasSgemm(ctx_->cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, w, in, x, in, &one, y, out));
+    const float one = 1.0f, zero = 0.0f;  // no bias (the GPT's head): beta 0 overwrites y
+    CUBLAS_CHECK(cublasSgemm(ctx_->cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, w, in, x, in,
+                             b ? &one : &zero, y, out));
   }
 
   void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, int batch,
@@ -325,8 +306,8 @@ class CudaOps final : public Ops {
     //   dW^T is dw as stored, column-major [in x out], ld = in; beta = 1 accumulates.
     CUBLAS_CHECK(
         cublasSgemm(ctx_->cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch, &one, x, in, dy, out, &one, dw, in));
-    // db[out] += column sums of dY.
-    column_sum_kernel<<<blocks_for(out), kThreads, 0, stream_>>>(dy, db, batch, out);
+    // db[out] += column sums of dY (none without a bias).
+    if (db) column_sum_kernel<<<blocks_for(out), kThreads, 0, stream_>>>(dy, db, batch, out);
     CUDA_CHECK_LAUNCH();
     // dX[B x in] = dY W. Column-major view: dX^T[in x B] = W^T[in x out] dY^T[out x B], where
     //   W^T is w as stored, column-major [in x out], ld = in  -> op N,
@@ -393,7 +374,7 @@ class CudaOps final : public Ops {
   void sum_squares(const float* x, std::size_t n, float* acc) override { gpt::sum_squares(stream_, x, n, acc); }
   void adamw(float* w, float* m, float* v, const float* g, const float* decay, std::size_t n, float lr, float beta1,
              float beta2, float eps, float wd, float clip, int* step) override {
-    gpt::adamw(stream_, w, m, v, g, decay, n, lr, beta1, beta2, eps, wd, clip, step, adam_bias());
+    cuda::adamw(stream_, w, m, v, g, decay, n, lr, beta1, beta2, eps, wd, clip, step, adam_bias());
   }
 
   void relu_forward(const float* x, float* y, std::size_t n) override {
@@ -432,17 +413,11 @@ class CudaOps final : public Ops {
   }
 
   void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) override {
-    if (n == 0) return;
-    sgd_momentum_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, velocity, g, n, lr, momentum);
-    CUDA_CHECK_LAUNCH();
+    cuda::sgd_momentum(stream_, w, velocity, g, n, lr, momentum);
   }
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2, float eps,
             int* step) override {
-    adam_tick_kernel<<<1, 1, 0, stream_>>>(step, beta1, beta2, adam_bias());
-    CUDA_CHECK_LAUNCH();
-    if (n == 0) return;
-    adam_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(w, m, v, g, n, lr, beta1, beta2, eps, adam_bias());
-    CUDA_CHECK_LAUNCH();
+    cuda::adam(stream_, w, m, v, g, n, lr, beta1, beta2, eps, step, adam_bias());
   }
   void adadelta(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
                 float eps) override {

@@ -353,20 +353,6 @@ __global__ void sum_squares_kernel(const float* x, std::size_t n, float* acc) {
   if (threadIdx.x == 0) atomicAdd(acc, sum);
 }
 
-__global__ void adamw_tick_kernel(int* step, float beta1, float beta2, AdamBias* bias) {
-  const int t = ++*step;
-  bias->c1 = 1.0f / (1.0f - powf(beta1, float(t)));
-  bias->c2 = 1.0f / (1.0f - powf(beta2, float(t)));
-}
-
-__global__ void adamw_kernel(float* w, float* m, float* v, const float* g, const float* decay, std::size_t n, float lr,
-                             float beta1, float beta2, float eps, float weight_decay, float clip,
-                             const AdamBias* bias) {
-  const AdamBias b = *bias;
-  for (std::size_t i = first_index(); i < n; i += index_stride())
-    adamw_step(w[i], m[i], v[i], g[i] * clip, lr, beta1, beta2, eps, decay[i] * weight_decay, b);
-}
-
 }  // namespace
 
 void gelu_forward(cudaStream_t stream, float* out, const float* x, std::size_t n) {
@@ -388,15 +374,6 @@ void cross_entropy_padded(cudaStream_t stream, const float* logits, const int* t
 
 void sum_squares(cudaStream_t stream, const float* x, std::size_t n, float* acc) {
   sum_squares_kernel<<<std::min(blocks_for(n), 1024u), kThreads, 0, stream>>>(x, n, acc);
-  CUDA_CHECK_LAUNCH();
-}
-
-void adamw(cudaStream_t stream, float* w, float* m, float* v, const float* g, const float* decay, std::size_t n,
-           float lr, float beta1, float beta2, float eps, float weight_decay, float clip, int* step, AdamBias* bias) {
-  adamw_tick_kernel<<<1, 1, 0, stream>>>(step, beta1, beta2, bias);
-  CUDA_CHECK_LAUNCH();
-  adamw_kernel<<<blocks_for(n), kThreads, 0, stream>>>(w, m, v, g, decay, n, lr, beta1, beta2, eps, weight_decay, clip,
-                                                       bias);
   CUDA_CHECK_LAUNCH();
 }
 

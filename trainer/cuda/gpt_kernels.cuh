@@ -1,7 +1,7 @@
 // The GPT's operations on one GPU (--model gpt, fp32), for CudaOps: the
 // embeddings, LayerNorm, causal attention with an online softmax, GELU, the
-// cross-entropy over a padded vocabulary, the gradient's sum of squares and
-// AdamW. Each is checked against model/gpt_layers.hpp's CPU function of the
+// cross-entropy over a padded vocabulary and the gradient's sum of squares
+// (AdamW: optimizer_kernels.cuh). Each is checked against model/gpt_layers.hpp's CPU function of the
 // same name by ddp-gpu-selftest (tests/gpu/gpt_parity.cpp). Written for
 // correctness first: every reduction over rows is a loop in one thread or
 // one warp, in a fixed order, so each result is the same from run to run
@@ -12,8 +12,6 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-
-#include "model/kernels.hpp"
 
 namespace ddp::train::cuda::gpt {
 
@@ -36,9 +34,5 @@ void gelu_backward(cudaStream_t stream, float* dx, const float* x, const float* 
 void cross_entropy_padded(cudaStream_t stream, const float* logits, const int* targets, float* dlogits, int N, int V,
                           int Vp, float* loss_acc);
 void sum_squares(cudaStream_t stream, const float* x, std::size_t n, float* acc);
-// `bias`: device memory for this step's bias corrections, set from *step
-// after it is incremented on the device (as CudaOps::adam).
-void adamw(cudaStream_t stream, float* w, float* m, float* v, const float* g, const float* decay, std::size_t n,
-           float lr, float beta1, float beta2, float eps, float weight_decay, float clip, int* step, AdamBias* bias);
 
 }  // namespace ddp::train::cuda::gpt

@@ -69,7 +69,7 @@ class Ops {
   virtual void gather_rows(const float* table, const int* index, int count, int row, float* out) = 0;
   virtual void gather_labels(const int* table, const int* index, int count, int* out) = 0;
 
-  // y = x W^T + b.
+  // y = x W^T + b; b may be null (no bias), and then db too.
   virtual void linear_forward(const float* x, const float* w, const float* b, float* y, int batch, int in,
                               int out) = 0;
   // dW += dY^T X; db += column sums of dY; dX = dY W (skipped when dx is null).
