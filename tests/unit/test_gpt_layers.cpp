@@ -175,7 +175,8 @@ START_TEST(the_gpt_gradient_matches_finite_differences) {
   for (std::size_t i = 0; i < params.size(); ++i)
     if (i < layout.wte + std::size_t(c->vocab) * 8 || i >= layout.wpe) params[i] += noise[i];  // padded rows stay 0
   const std::uint16_t tokens[] = {1, 5, 10, 0, 3, 3, 7, 2}, targets[] = {5, 10, 0, 9, 3, 7, 2, 4};
-  GptModel model(*c, B);
+  const auto ops = make_cpu_ops(1);  // its memory is the host's: the vectors below are ops memory
+  GptModel model(*ops, *c, B);
   const auto loss = [&] { return double(model.forward(params.data(), tokens, targets, B, T)); };
   const double at_start = loss();
   std::vector<float> grads(params.size(), 0.0f);
@@ -193,7 +194,8 @@ START_TEST(an_untrained_gpt_is_uniform) {
   std::vector<std::uint16_t> tokens(2 * 64), targets(2 * 64);
   for (std::size_t i = 0; i < tokens.size(); ++i)
     tokens[i] = std::uint16_t(i * 37 % 256), targets[i] = std::uint16_t(i * 11 % 256);
-  GptModel model(*c, 2);
+  const auto ops = make_cpu_ops(1);
+  GptModel model(*ops, *c, 2);
   const float l = model.forward(params.data(), tokens.data(), targets.data(), 2, 64);
   ck_assert_double_lt(std::fabs(double(l) - std::log(256.0)), 0.05);
 }
@@ -260,7 +262,8 @@ namespace {
 // and 0.95, gradients clipped to norm 1), each step's loss before its update.
 std::vector<float> train_steps(const GptConfig& c, std::vector<float> params, const std::uint16_t* tokens,
                                const std::uint16_t* targets, int B, int T, int steps, float lr) {
-  GptModel model(c, B);
+  const auto ops = make_cpu_ops(1);
+  GptModel model(*ops, c, B);
   std::vector<float> wd(params.size(), 0.0f), m(params.size()), v(params.size()), g(params.size());
   for (const auto& r : gpt_decayed(model.layout(), c))
     std::fill(wd.begin() + std::ptrdiff_t(r.begin), wd.begin() + std::ptrdiff_t(r.end), 0.1f);

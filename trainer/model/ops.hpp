@@ -157,4 +157,19 @@ class Ops {
 
 std::unique_ptr<Ops> make_cpu_ops(int threads);
 
+// Ops memory with an owner: each buffer goes back to the Ops that allocated
+// it when its owner goes, so no return path can leak it. Declare owners after
+// the Ops they borrow (destroyed before it).
+struct OpsRelease {
+  Ops* ops = nullptr;
+  void operator()(void* p) const { ops->release(p); }
+};
+
+// A buffer in ops memory (host for the CPU, device for CUDA), zero-filled.
+template <class T>
+using OpsArray = std::unique_ptr<T, OpsRelease>;
+
+inline OpsArray<float> alloc_floats(Ops& ops, std::size_t n) { return {ops.alloc(n), OpsRelease{&ops}}; }
+inline OpsArray<int> alloc_ints(Ops& ops, std::size_t n) { return {ops.alloc_int(n), OpsRelease{&ops}}; }
+
 }  // namespace ddp::train

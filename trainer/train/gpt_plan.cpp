@@ -6,7 +6,9 @@ namespace ddp::train {
 
 Result<GptPlan> plan_gpt_run(const TrainOptions& o, int world, const TokenHeader& train) {
   if (o.device != "cpu")
-    return fail("--model gpt runs on --device cpu in this release (fp32); its CUDA path is not built yet");
+    return fail(
+        "--model gpt runs on --device cpu in this release: its CUDA kernels are built but not yet "
+        "checked on a GPU (tests/gpu: the kit's op parity row)");
   // The vocabulary: --gpt-vocab, else the preset's (gpt2-124m: GPT-2's), else the data's.
   const int vocab = o.gpt_vocab > 0 ? o.gpt_vocab : o.gpt_preset == "gpt2-124m" ? 0 : int(train.vocab);
   auto config = gpt_config(o.gpt_preset, o.gpt_layers, o.gpt_heads, o.gpt_width, o.gpt_context, vocab);

@@ -13,7 +13,6 @@
 #include "data/token_windows.hpp"
 #include "ddp/wire/progress_file.hpp"
 #include "model/gpt.hpp"
-#include "model/kernels.hpp"
 #include "train/metrics.hpp"
 #include "train/resume.hpp"
 #include "train/snapshot.hpp"
@@ -96,19 +95,27 @@ Result<std::vector<float>> initial_parameters_of(const GptPlan& plan, const Trai
   return init;
 }
 
-// 1 where AdamW decays (gpt_decayed()), else 0.
-std::vector<std::uint8_t> decay_mask(const GptConfig& c) {
+// 1 where AdamW decays (gpt_decayed()), else 0, in ops memory.
+OpsArray<float> decay_mask(Ops& ops, const GptConfig& c) {
   const GptLayout l = gpt_layout(c);
-  std::vector<std::uint8_t> mask(l.total, 0);
+  std::vector<float> mask(l.total, 0.0f);
   for (const auto& r : gpt_decayed(l, c))
-    std::fill(mask.begin() + std::ptrdiff_t(r.begin), mask.begin() + std::ptrdiff_t(r.end), 1);
-  return mask;
+    std::fill(mask.begin() + std::ptrdiff_t(r.begin), mask.begin() + std::ptrdiff_t(r.end), 1.0f);
+  auto on_ops = alloc_floats(ops, mask.size());
+  ops.upload(on_ops.get(), mask.data(), mask.size());
+  return on_ops;
 }
 
-// Parameters and AdamW's two moments, host memory (the CPU's ops memory).
+// Parameters and AdamW's two moments, in ops memory.
 struct GptState {
-  std::vector<float> params, m, v;
-  TrainState view() { return {params.data(), m.data(), v.data()}; }
+  OpsArray<float> params, m, v;
+  std::size_t count = 0;
+  TrainState view() { return {params.get(), m.get(), v.get()}; }
+  std::vector<float> read(Ops& ops, const float* p) const {
+    std::vector<float> host(count);
+    ops.download(host.data(), p, count);
+    return host;
+  }
 };
 
 // The reports of a stretch of steps: their mean loss and tokens/s.
@@ -138,19 +145,23 @@ class GptTrainer {
   const WorkerIdentity& id_;
   const GptPlan& plan_;
   const TokenData& data_;
+  Ops& ops_;
   Collectives& comm_;
   const bool lead_;
   const int world_;
   const TokenWindows windows_;
   GptModel model_;
   GptState state_;
-  std::vector<float> owned_grads_;
+  OpsArray<float> owned_grads_;
   float* grads_;  // parameters + control slots; the backend's shared memory when it offers some
-  const std::vector<std::uint8_t> decayed_;
+  const OpsArray<float> decayed_;
+  OpsArray<float> norm_;   // the gradient's sum of squares
+  float control_[2] = {};  // the loss and stop slots' values, uploaded with the last micro-batch
   std::vector<std::uint16_t> inputs_, targets_;
   long long global_step_ = 0;
   const long long first_step_;  // where this run started (a snapshot's step, or 0)
   int adam_step_ = 0;
+  OpsArray<int> adam_step_on_ops_;  // the same count, where AdamW increments it
   std::unique_ptr<MetricsFile> metrics_;
   const ProgressWriter progress_;
   Stretch stretch_;
@@ -166,24 +177,28 @@ GptTrainer::GptTrainer(const TrainOptions& o, const WorkerIdentity& id, const Gp
       id_(id),
       plan_(plan),
       data_(data),
+      ops_(*b.ops),
       comm_(*b.comm),
       lead_(id.rank == 0),
       world_(id.world_size),
       windows_(windows),
-      model_(plan.config, plan.run.micro),
+      model_(*b.ops, plan.config, plan.run.micro),
       state_(std::move(state)),
       grads_(comm_.gradient_memory(plan.run.layout.total)),
-      decayed_(decay_mask(plan.config)),
+      decayed_(decay_mask(*b.ops, plan.config)),
+      norm_(alloc_floats(*b.ops, 1)),
       inputs_(std::size_t(plan.run.micro) * std::size_t(plan.config.context)),
       targets_(inputs_.size()),
       global_step_(start ? start->global_step : 0),
       first_step_(global_step_),
       adam_step_(start ? start->adam_step : 0),
+      adam_step_on_ops_(alloc_ints(*b.ops, 1)),
       progress_(std::getenv("DDP_PROGRESS_FILE") ? std::getenv("DDP_PROGRESS_FILE") : "") {
   if (!grads_) {
-    owned_grads_.assign(plan.run.layout.total, 0.0f);
-    grads_ = owned_grads_.data();
+    owned_grads_ = alloc_floats(ops_, plan.run.layout.total);
+    grads_ = owned_grads_.get();
   }
+  ops_.upload_int(adam_step_on_ops_.get(), &adam_step_, 1);
   if (lead_ && !o.metrics.empty()) {
     metrics_ = std::make_unique<MetricsFile>(o.metrics, id.attempt > 0 || start.has_value());
     if (!metrics_->open()) spdlog::warn("warning: {}; no metrics are written", metrics_->error());
@@ -217,16 +232,21 @@ Status GptTrainer::train_step() {
   progress_.mark(std::uint64_t(global_step_));
   const bool stop_request = take_preempt_request();
   const auto t0 = Clock::now();
-  std::fill_n(grads_, plan_.run.layout.total, 0.0f);
+  ops_.fill(grads_, 0.0f, plan_.run.layout.total);
   double loss_sum = 0;
   for (int a = 0; a < o_.accum_steps; ++a) forward_backward(a, a + 1 == o_.accum_steps, loss_sum, stop_request);
   if (auto st = comm_.finish_buckets(); !st) return st;
   const ParamLayout& layout = plan_.run.layout;
-  const double loss = grads_[layout.control_offset];
-  const bool stop = grads_[layout.control_offset + 1] > 0;
-  double norm = 0;  // of the reduced gradient: the same on every rank
-  for (std::size_t i = 0; i < layout.parameters; ++i) norm += double(grads_[i]) * grads_[i];
-  norm = std::sqrt(norm);
+  float reduced[2] = {};  // the global batch's loss, and whether any rank was asked to stop
+  ops_.download(reduced, grads_ + layout.control_offset, 2);
+  const double loss = reduced[0];
+  const bool stop = reduced[1] > 0;
+  // The reduced gradient's norm: the same on every rank.
+  ops_.fill(norm_.get(), 0.0f, 1);
+  ops_.sum_squares(grads_, layout.parameters, norm_.get());
+  float squares = 0;
+  ops_.download(&squares, norm_.get(), 1);
+  const double norm = std::sqrt(double(squares));
   update(norm);
   ++global_step_;
   train_seconds_ += seconds_since(t0);
@@ -250,16 +270,17 @@ void GptTrainer::forward_backward(int micro_index, bool last, double& loss_sum, 
   const int micro = plan_.run.micro, T = plan_.config.context;
   windows_.fill(data_.train.tokens(), global_step_, first_row_of(id_.rank, micro, o_.accum_steps, micro_index), micro,
                 inputs_.data(), targets_.data());
-  loss_sum += model_.forward(state_.params.data(), inputs_.data(), targets_.data(), micro, T);
-  if (!last) return model_.backward(state_.params.data(), grads_);
+  loss_sum += model_.forward(state_.params.get(), inputs_.data(), targets_.data(), micro, T);
+  if (!last) return model_.backward(state_.params.get(), grads_);
   // Each rank's mean over its micro-batches, pre-divided by the world: the
   // SUM over ranks is the global batch's mean (the loss slot too).
   const ParamLayout& layout = plan_.run.layout;
   const float prescale = 1.0f / float(world_ * o_.accum_steps);
-  grads_[layout.control_offset] = float(loss_sum);
-  grads_[layout.control_offset + 1] = stop_request ? 1.0f : 0.0f;
+  control_[0] = float(loss_sum);
+  control_[1] = stop_request ? 1.0f : 0.0f;
+  ops_.upload(grads_ + layout.control_offset, control_, 2);
   std::size_t next = 0;
-  model_.backward(state_.params.data(), grads_, [&](int group) {
+  model_.backward(state_.params.get(), grads_, [&](int group) {
     for (; next < layout.buckets.size() && layout.buckets[next].ready_after_layer == group; ++next)
       comm_.start_bucket(grads_ + layout.buckets[next].offset, layout.buckets[next].count, prescale);
   });
@@ -268,14 +289,9 @@ void GptTrainer::forward_backward(int micro_index, bool last, double& loss_sum, 
 // AdamW at the schedule's rate for this step, on the clipped gradient.
 void GptTrainer::update(double grad_norm) {
   const float lr = plan_.schedule.at(global_step_);
-  const float clip = clip_factor(grad_norm, o_.clip_norm);
-  const auto bias = adam_bias(kBeta1, kBeta2, ++adam_step_);
-  float* w = state_.params.data();
-  float* m = state_.m.data();
-  float* v = state_.v.data();
-  for (std::size_t i = 0; i < state_.params.size(); ++i)
-    adamw_step(w[i], m[i], v[i], grads_[i] * clip, lr, kBeta1, kBeta2, kEps, decayed_[i] ? o_.weight_decay : 0.0f,
-               bias);
+  ++adam_step_;  // as adamw() counts on the ops' side
+  ops_.adamw(state_.params.get(), state_.m.get(), state_.v.get(), grads_, decayed_.get(), state_.count, lr, kBeta1,
+             kBeta2, kEps, o_.weight_decay, clip_factor(grad_norm, o_.clip_norm), adam_step_on_ops_.get());
 }
 
 void GptTrainer::log_stretch(float lr, double grad_norm) {
@@ -314,7 +330,7 @@ Result<double> GptTrainer::held_out_loss() {
       std::copy(window, window + T, inputs_.data() + std::size_t(r) * T);
       std::copy(window + 1, window + T + 1, targets_.data() + std::size_t(r) * T);
     }
-    sums[0] += model_.forward(state_.params.data(), inputs_.data(), targets_.data(), rows, int(T)) * float(rows);
+    sums[0] += model_.forward(state_.params.get(), inputs_.data(), targets_.data(), rows, int(T)) * float(rows);
     sums[1] += float(rows);
   }
   if (auto st = comm_.allreduce_sum(sums, 2); !st) return fail(st.error());
@@ -354,7 +370,8 @@ void GptTrainer::save_snapshot(const char* why) {
                                    .sampler_seed = o_.seed,
                                    .shuffle = false,
                                    .data = data_.train.path()});
-  snap.blobs = {state_.params, state_.m, state_.v};
+  snap.blobs = {state_.read(ops_, state_.params.get()), state_.read(ops_, state_.m.get()),
+                state_.read(ops_, state_.v.get())};
   const std::string name = snapshot_file_name(std::uint64_t(global_step_));
   if (auto st = write_file_durably(o_.snapshot_dir, name, encode_snapshot(snap), CrashPoint::none); !st) {
     spdlog::warn("warning: snapshot not saved: {}", st.error());
@@ -382,8 +399,9 @@ Status GptTrainer::report_final() {
                         .add("final_train_loss", last_loss_)
                         .add("held_out_loss", held_loss_));
   if (!lead_ || o_.dump_params.empty()) return Ok{};
+  const std::vector<float> params = state_.read(ops_, state_.params.get());
   std::ofstream out(o_.dump_params, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(state_.params.data()), std::streamsize(state_.params.size() * sizeof(float)));
+  out.write(reinterpret_cast<const char*>(params.data()), std::streamsize(params.size() * sizeof(float)));
   if (!out) return fail("--dump-params " + o_.dump_params + ": write failed");
   return Ok{};
 }
@@ -421,7 +439,9 @@ int run_gpt_training(const TrainOptions& o, const WorkerIdentity& id) {
   auto init = initial_parameters_of(plan, o);
   if (!init) return die(init.error());
   const std::size_t n = plan.run.layout.parameters;
-  GptState state{std::move(init).value(), std::vector<float>(n, 0.0f), std::vector<float>(n, 0.0f)};
+  Ops& ops = *backend.ops;
+  GptState state{alloc_floats(ops, n), alloc_floats(ops, n), alloc_floats(ops, n), n};
+  ops.upload(state.params.get(), init->data(), n);
   auto start = start_from_rank_0(o, id, plan.run, session ? &*session : nullptr, backend, state.view());
   if (!start) return die(start.error());
   GptTrainer trainer(o, id, plan, *data, *windows, backend, std::move(state), *start);

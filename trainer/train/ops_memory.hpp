@@ -1,6 +1,4 @@
-// Ops memory with an owner: each buffer goes back to the Ops that allocated
-// it when its owner goes, so no return path can leak it. Declare owners after
-// the Ops they borrow (destroyed before it).
+// The trainers' buffers in ops memory (OpsArray: model/ops.hpp).
 #pragma once
 
 #include <cstddef>
@@ -12,18 +10,6 @@
 #include "train/step.hpp"
 
 namespace ddp::train {
-
-struct OpsRelease {
-  Ops* ops = nullptr;
-  void operator()(void* p) const { ops->release(p); }
-};
-
-// A buffer in ops memory (host for the CPU, device for CUDA), zero-filled.
-template <class T>
-using OpsArray = std::unique_ptr<T, OpsRelease>;
-
-inline OpsArray<float> alloc_floats(Ops& ops, std::size_t n) { return {ops.alloc(n), OpsRelease{&ops}}; }
-inline OpsArray<int> alloc_ints(Ops& ops, std::size_t n) { return {ops.alloc_int(n), OpsRelease{&ops}}; }
 
 // A data split uploaded to ops memory; `view` is what the step and
 // evaluation read (its pointers stay valid while this lives, moves included).
