@@ -203,5 +203,7 @@ int main(int argc, char** argv) {
     o.on_preempt = "exit";
     o.on_preempt_given = false;
   }
+  const char* unchecked = std::getenv("DDP_TRAIN_UNCHECKED_KERNELS");
+  o.unchecked_kernels = unchecked && std::string(unchecked) == "1";
   return ddp::train::run_training(o);
 }

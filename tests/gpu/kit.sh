@@ -123,7 +123,7 @@ for f in "$cluster"/bin/* "$cluster"/sbin/*; do patchelf --set-rpath '$ORIGIN/..
 for f in "$cluster"/lib/*; do patchelf --set-rpath '$ORIGIN:$ORIGIN/../../lib' "$f"; done
 
 cp "$data"/*-ubyte.gz "$kit/data/fashion-mnist/"
-cp "$repo/bench/pytorch_ddp.py" "$kit/peer/"
+cp "$repo/bench/pytorch_ddp.py" "$repo/bench/gpt_pytorch.py" "$kit/peer/"
 cp "$repo/tests/gpu/run-gpu.sh" "$repo/tests/gpu/slurm-rows.sh" "$kit/"
 mkdir -p "$kit/scripts"
 cp "$repo"/tests/gpu/scripts/* "$kit/scripts/"

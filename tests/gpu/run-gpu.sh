@@ -8,9 +8,12 @@
 #   run-gpu.sh --device cpu    # no GPU: the kit loads and trains on the CPU
 #   run-gpu.sh --rows slurm    # srun --ddp on the kit's own Slurm cluster
 #                              # (slurm-rows.sh); --rows kit,slurm-1,... picks
+#   run-gpu.sh --rows gpt      # --model gpt: CUDA against the CPU, and its
+#                              # speed against PyTorch (eager, compile)
 #
 # Options: --rows LIST (kit: the checks and benchmarks below, the default;
-# slurm-1..slurm-6, or slurm for all six: tests/gpu/slurm-rows.sh),
+# gpt: the GPT's rows; slurm-1..slurm-6, or slurm for all six:
+# tests/gpu/slurm-rows.sh),
 # --epochs N (benchmarks, default 4), --python PATH (the peer's
 # PyTorch; default: $PYTHON, else python3). Environment: OUT (results; default
 # a new /tmp directory), DDP_CUDA_LIBS (a colon list of directories holding
@@ -35,7 +38,7 @@ done
 [[ $device == cuda || $device == cpu ]] || { echo "run-gpu.sh: --device cuda or cpu, not $device" >&2; exit 2; }
 picked=()
 for r in ${rows//,/ }; do
-  [[ $r =~ ^(kit|slurm|slurm-[1-6])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, slurm or slurm-1..slurm-6" >&2; exit 2; }
+  [[ $r =~ ^(kit|gpt|slurm|slurm-[1-6])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, gpt, slurm or slurm-1..slurm-6" >&2; exit 2; }
   if [[ $r == slurm ]]; then picked+=(slurm-1 slurm-2 slurm-3 slurm-4 slurm-5 slurm-6); else picked+=("$r"); fi
 done
 rows=$(IFS=,; echo "${picked[*]}")
@@ -345,6 +348,55 @@ bench() {  # bench MODEL RANKS
   done
 }
 
+# ---------------------------------------------------------------- the GPT
+# --model gpt on the GPU in fp32 against the CPU: the same random tokens and
+# initial parameters (--seed), each step's loss within 1e-3; then its
+# tokens/s at GPT-2's size against PyTorch set up as nanoGPT (peer/
+# gpt_pytorch.py: bf16, SDPA, fused AdamW, TF32), eager and compiled, with
+# MFU against 989 TFLOP/s (dense bf16, H100 SXM and H200). Its kernels have
+# not yet passed the op parity row on a GPU: DDP_TRAIN_UNCHECKED_KERNELS=1
+# lets these runs try them in the same call.
+step_losses() { sed -n 's/.*"event":"step".*"train_loss":\([-0-9.e+]*\).*/\1/p' "$1" | paste -sd' '; }
+last_rate() { sed -n 's/.*"tokens_per_second":\([-0-9.e+]*\).*/\1/p' "$1" | tail -1; }
+
+check_gpt() {
+  local args=(--model gpt --data random --steps 10 --batch-size 8 --log-every 1 --seed 3)
+  run gpt-cpu 300 "$agent" --nproc 1 -- "$train" "${args[@]}" --device cpu --metrics "$OUT/gpt-cpu.jsonl"
+  local rc_cpu=$rc
+  run gpt-cuda 300 env DDP_TRAIN_UNCHECKED_KERNELS=1 "$agent" --nproc 1 -- "$train" "${args[@]}" --device cuda \
+    --metrics "$OUT/gpt-cuda.jsonl"
+  local cpu cuda worst
+  cpu=$(step_losses "$OUT/gpt-cpu.jsonl" 2>/dev/null) cuda=$(step_losses "$OUT/gpt-cuda.jsonl" 2>/dev/null)
+  worst=$(awk -v a="$cpu" -v b="$cuda" 'BEGIN { n = split(a, x, " "); m = split(b, y, " "); if (n != 10 || m != 10) exit 1
+    for (i = 1; i <= n; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > w) w = d }; print w + 0 }')
+  if ((rc_cpu == 0 && rc == 0)) && [[ -n $worst ]] && awk -v w="$worst" 'BEGIN { exit !(w <= 1e-3) }'; then
+    row "gpt small, fp32: CUDA = CPU, 10 steps" PASS "each step's loss within $worst (<= 1e-3): $cuda"
+  else
+    row "gpt small, fp32: CUDA = CPU, 10 steps" FAIL "rc $rc_cpu/$rc, cpu '$cpu', cuda '$cuda', see $logs/gpt-cu*.log"
+  fi
+  # GPT-2 124M, context 1024, 8 sequences a step: 6N + 12LHQT = 855 MFLOP a token (N = 123.65M).
+  local ours="" name
+  run gpt2-ours 240 env DDP_TRAIN_UNCHECKED_KERNELS=1 "$agent" --nproc 1 -- "$train" --model gpt \
+    --gpt-preset gpt2-124m --data random --steps 12 --batch-size 8 --log-every 6 --device cuda --metrics "$OUT/gpt2.jsonl"
+  if ((rc == 0)) && ours=$(last_rate "$OUT/gpt2.jsonl") && [[ -n $ours ]]; then
+    row "ddp-train gpt2-124m, fp32, 1 GPU" PASS "$(printf %.0f "$ours") tokens/s (steps 7-12), MFU $(awk -v r="$ours" 'BEGIN { printf "%.1f%%", r * 855.0e6 / 989e12 * 100 }')"
+  else
+    row "ddp-train gpt2-124m, fp32, 1 GPU" FAIL "rc $rc, see $logs/gpt2-ours.log"
+  fi
+  for name in eager compile; do
+    local extra=()
+    [[ $name == compile ]] && extra=(--compile)
+    run "gpt2-torch-$name" 240 "${peer_env[@]}" "$python" "$kit/peer/gpt_pytorch.py" --batch-size 8 --steps 20 "${extra[@]}"
+    local theirs
+    theirs=$(sed -n 's/.*"tokens_per_second": *\([-0-9.e+]*\).*/\1/p' "$logs/gpt2-torch-$name.log" | tail -1)
+    if ((rc == 0)) && [[ -n $theirs ]]; then
+      row "PyTorch gpt2-124m, bf16, $name" PASS "$(printf %.0f "$theirs") tokens/s, MFU $(sed -n 's/.*"mfu": *\([-0-9.e+]*\).*/\1/p' "$logs/gpt2-torch-$name.log" | awk '{ printf "%.1f%%", $1 * 100 }')${ours:+, ours $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2fx", a / b }')}"
+    else
+      row "PyTorch gpt2-124m, bf16, $name" FAIL "rc $rc, see $logs/gpt2-torch-$name.log"
+    fi
+  done
+}
+
 # ---------------------------------------------------------------- main
 echo "run-gpu: $device checks, results in $OUT ($(date -u +%FT%TZ))"
 if [[ $device == cuda ]]; then
@@ -367,6 +419,7 @@ if preflight && [[ ,$rows, == *,kit,* ]]; then
     done
   fi
 fi
+if [[ ,$rows, == *,gpt,* && $device == cuda ]]; then check_gpt; fi
 [[ -z $slurm_wanted ]] || slurm_rows "$slurm_wanted"
 
 {

@@ -333,7 +333,10 @@ Result<double> GptTrainer::held_out_loss() {
     sums[0] += model_.forward(state_.params.get(), inputs_.data(), targets_.data(), rows, int(T)) * float(rows);
     sums[1] += float(rows);
   }
-  if (auto st = comm_.allreduce_sum(sums, 2); !st) return fail(st.error());
+  const auto reduced = alloc_floats(ops_, 2);  // the communicator reduces ops memory (a GPU's with NCCL)
+  ops_.upload(reduced.get(), sums, 2);
+  if (auto st = comm_.allreduce_sum(reduced.get(), 2); !st) return fail(st.error());
+  ops_.download(sums, reduced.get(), 2);
   if (sums[1] == 0)
     return fail("--eval-data " + o_.eval_data + " holds no window of context " + std::to_string(T) +
                 " and its next token: give a longer held-out text");

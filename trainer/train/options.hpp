@@ -72,6 +72,11 @@ struct TrainOptions {
   long long stall_at_step = -1;  // fault injection for tests: that rank sleeps for good at that step (a hang)
   int crash_in_snapshot = 0;     // testing: rank 0 SIGKILLs itself while writing its N-th snapshot
   std::string crash_stage = "write";  // ... half-way through the write, or "rename": synced, before the rename
+  // The GPU kit's (tests/gpu/README.md), from DDP_TRAIN_UNCHECKED_KERNELS=1:
+  // --device cuda with models whose CUDA kernels have not yet passed the
+  // kit's op parity row on a GPU (cnn, gpt), so that one kit run can check
+  // them whole right after that row.
+  bool unchecked_kernels = false;
 };
 
 }  // namespace ddp::train
