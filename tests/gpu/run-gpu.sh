@@ -8,11 +8,11 @@
 #   run-gpu.sh --device cpu    # no GPU: the kit loads and trains on the CPU
 #   run-gpu.sh --rows slurm    # srun --ddp on the kit's own Slurm cluster
 #                              # (slurm-rows.sh); --rows kit,slurm-1,... picks
-#   run-gpu.sh --rows gpt      # --model gpt: CUDA against the CPU, and its
-#                              # speed against PyTorch (eager, compile)
+#   run-gpu.sh --rows gpt,cnn  # --model gpt and cnn: CUDA against the CPU, and
+#                              # their speed against PyTorch
 #
 # Options: --rows LIST (kit: the checks and benchmarks below, the default;
-# gpt: the GPT's rows; slurm-1..slurm-6, or slurm for all six:
+# gpt, cnn: those models' rows; slurm-1..slurm-6, or slurm for all six:
 # tests/gpu/slurm-rows.sh),
 # --epochs N (benchmarks, default 4), --python PATH (the peer's
 # PyTorch; default: $PYTHON, else python3). Environment: OUT (results; default
@@ -38,7 +38,7 @@ done
 [[ $device == cuda || $device == cpu ]] || { echo "run-gpu.sh: --device cuda or cpu, not $device" >&2; exit 2; }
 picked=()
 for r in ${rows//,/ }; do
-  [[ $r =~ ^(kit|gpt|slurm|slurm-[1-6])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, gpt, slurm or slurm-1..slurm-6" >&2; exit 2; }
+  [[ $r =~ ^(kit|gpt|cnn|slurm|slurm-[1-6])$ ]] || { echo "run-gpu.sh: --rows: '$r' is not kit, gpt, cnn, slurm or slurm-1..slurm-6" >&2; exit 2; }
   if [[ $r == slurm ]]; then picked+=(slurm-1 slurm-2 slurm-3 slurm-4 slurm-5 slurm-6); else picked+=("$r"); fi
 done
 rows=$(IFS=,; echo "${picked[*]}")
@@ -397,6 +397,41 @@ check_gpt() {
   done
 }
 
+# ---------------------------------------------------------------- the CNN
+# --model cnn (PyTorch's MNIST example's Net) on the GPU: the same 10 steps
+# without dropout on the CPU and the GPU end within 1e-4; then 2 epochs at
+# global batch 128 against PyTorch (cuDNN), with the test accuracy. Its
+# kernels, too, run here before the op parity row has passed on a GPU.
+check_cnn() {
+  local args=(--model cnn --epochs 1 --batch-size 128 --limit-train 1280 --limit-test 1000 --no-dropout)
+  train 1 cnn-cpu 300 "${args[@]}" --device cpu --dump-params "$OUT/cnn-cpu.bin"
+  local rc_cpu=$rc diff
+  run cnn-cuda 300 env DDP_TRAIN_UNCHECKED_KERNELS=1 "$agent" --nproc 1 -- "$train" --data "$data" "${args[@]}" \
+    --device cuda --dump-params "$OUT/cnn-cuda.bin"
+  diff=$(max_abs_diff "$OUT/cnn-cpu.bin" "$OUT/cnn-cuda.bin" 2>/dev/null)
+  if ((rc_cpu == 0 && rc == 0)) && [[ -n $diff ]] && awk -v d="$diff" 'BEGIN { exit !(d <= 1e-4) }'; then
+    row "cnn: CUDA = CPU, 10 steps, no dropout" PASS "max abs difference $diff (<= 1e-4)"
+  else
+    row "cnn: CUDA = CPU, 10 steps, no dropout" FAIL "rc $rc_cpu/$rc, difference '${diff}', see $logs/cnn-cu*.log"
+  fi
+  run torch-cnn 300 "$agent" --nproc 1 -- "${peer_env[@]}" "$python" "$kit/peer/pytorch_ddp.py" --model cnn \
+    --data "$data" --epochs 2 --batch-size 128 --device cuda
+  local theirs="" ours
+  if ((rc == 0)); then
+    theirs=$(steady_rate "$logs/torch-cnn.log")
+    row "PyTorch cnn, 1 GPU (cuDNN)" PASS "steady $(printf %.0f "$theirs") samples/s; test_accuracy $(final_value "$logs/torch-cnn.log" test_accuracy)"
+  else
+    row "PyTorch cnn, 1 GPU (cuDNN)" FAIL "rc $rc, see $logs/torch-cnn.log"
+  fi
+  run ddp-train-cnn 300 env DDP_TRAIN_UNCHECKED_KERNELS=1 "$agent" --nproc 1 -- "$train" --data "$data" --model cnn \
+    --epochs 2 --batch-size 128 --device cuda --metrics "$OUT/cnn.jsonl"
+  if ((rc == 0)) && ours=$(steady_rate "$OUT/cnn.jsonl"); then
+    row "ddp-train cnn, 1 GPU" PASS "steady $(printf %.0f "$ours") samples/s${theirs:+, $(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2fx PyTorch", a / b }')}; test_accuracy $(final_value "$OUT/cnn.jsonl" test_accuracy)"
+  else
+    row "ddp-train cnn, 1 GPU" FAIL "rc $rc, see $logs/ddp-train-cnn.log"
+  fi
+}
+
 # ---------------------------------------------------------------- main
 echo "run-gpu: $device checks, results in $OUT ($(date -u +%FT%TZ))"
 if [[ $device == cuda ]]; then
@@ -420,6 +455,7 @@ if preflight && [[ ,$rows, == *,kit,* ]]; then
   fi
 fi
 if [[ ,$rows, == *,gpt,* && $device == cuda ]]; then check_gpt; fi
+if [[ ,$rows, == *,cnn,* && $device == cuda ]]; then check_cnn; fi
 [[ -z $slurm_wanted ]] || slurm_rows "$slurm_wanted"
 
 {
