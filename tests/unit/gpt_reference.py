@@ -66,26 +66,37 @@ def loss_of(p, tokens, targets, L, H, V):
     return F.cross_entropy(logits[:, :, :V].reshape(B * T, V), targets.reshape(B * T))
 
 
+def load_params(path, L, C, T, Vp):
+    return unflatten(torch.frombuffer(bytearray(open(path, "rb").read()), dtype=torch.float32), L, C, T, Vp)
+
+
+def adamw_of(p, lr):
+    """nanoGPT's AdamW: decay 0.1 on matrices and embeddings, none on biases and LayerNorms."""
+    decayed = [t for t in p.values() if t.dim() >= 2]
+    kept = [t for t in p.values() if t.dim() < 2]
+    return torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": kept, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.95), eps=1e-8)
+
+
+def step_of(p, opt, tokens, targets, L, H, V):
+    """One step: the loss before the update, gradients clipped to norm 1."""
+    opt.zero_grad()
+    loss = loss_of(p, tokens, targets, L, H, V)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
+    opt.step()
+    return loss.item()
+
+
 def main():
     path = sys.argv[1]
     L, H, C, T, V, Vp, B, T_used, steps = (int(a) for a in sys.argv[2:11])
     lr = float(sys.argv[11])
     tokens = torch.tensor([int(t) for t in sys.argv[12].split(",")]).view(B, T_used)
     targets = torch.tensor([int(t) for t in sys.argv[13].split(",")]).view(B, T_used)
-    flat = torch.frombuffer(bytearray(open(path, "rb").read()), dtype=torch.float32)
-    p = unflatten(flat, L, C, T, Vp)
-    decayed = [t for n, t in p.items() if t.dim() >= 2]
-    kept = [t for n, t in p.items() if t.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": kept, "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.95), eps=1e-8)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = loss_of(p, tokens, targets, L, H, V)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
-        opt.step()
-        losses.append(loss.item())
+    p = load_params(path, L, C, T, Vp)
+    opt = adamw_of(p, lr)
+    losses = [step_of(p, opt, tokens, targets, L, H, V) for _ in range(steps)]
     print(" ".join(repr(x) for x in losses))
 
 
@@ -129,12 +140,8 @@ def train_main(args):
     assert raw[:8] == b"DDPTOKEN", f"{token_path}: not a token file"
     stream = torch.frombuffer(bytearray(raw[64:]), dtype=torch.int16).to(torch.int64) & 0xFFFF
     windows = (stream.numel() - 1) // T
-    flat = torch.frombuffer(bytearray(open(path, "rb").read()), dtype=torch.float32)
-    p = unflatten(flat, L, C, T, V)
-    decayed = [t for n, t in p.items() if t.dim() >= 2]
-    kept = [t for n, t in p.items() if t.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": kept, "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.95), eps=1e-8)
+    p = load_params(path, L, C, T, V)
+    opt = adamw_of(p, lr)
     losses = []
     for step in range(steps):
         starts = [((step * B + r) % windows) * T for r in range(B)]
@@ -142,12 +149,7 @@ def train_main(args):
         targets = torch.stack([stream[s + 1:s + T + 1] for s in starts])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, lr, min_lr, warmup, steps)
-        opt.zero_grad()
-        loss = loss_of(p, tokens, targets, L, H, V)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(p.values()), 1.0)
-        opt.step()
-        losses.append(loss.item())
+        losses.append(step_of(p, opt, tokens, targets, L, H, V))
     print(" ".join(repr(x) for x in losses))
 
 

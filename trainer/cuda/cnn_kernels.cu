@@ -5,18 +5,11 @@
 
 #include "cuda/cnn_kernels.cuh"
 #include "cuda/cuda_context.cuh"
+#include "cuda/grid.cuh"
 #include "model/kernels.hpp"
 
 namespace ddp::train::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::size_t n) {
-  return unsigned(std::min<std::size_t>((n + kThreads - 1) / kThreads, std::size_t(1) << 16));
-}
-__device__ std::size_t first_index() { return std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ std::size_t index_stride() { return std::size_t(gridDim.x) * blockDim.x; }
 
 // cols[b][(c, ki, kj)][(oh, ow)] = x[b][c][oh + ki][ow + kj]
 __global__ void im2col_kernel(const float* x, float* cols, int batch, ConvShape s) {

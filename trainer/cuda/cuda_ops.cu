@@ -13,29 +13,16 @@
 #include "cuda/cuda_context.cuh"
 #include "cuda/cuda_ops.hpp"
 #include "cuda/gpt_kernels.cuh"
+#include "cuda/grid.cuh"
 #include "cuda/optimizer_kernels.cuh"
 #include "model/kernels.hpp"
 
 namespace ddp::train::cuda {
 namespace {
 
-// Threads per block: a multiple of the warp size (block_sum() relies on whole
-// warps) and small enough that every kernel here fits any GPU.
-constexpr int kThreads = 256;
-
-// Blocks for n work items. Kernels loop with a grid stride, so capping the
-// grid only makes each thread do more items; 2^16 blocks fill any GPU.
-unsigned blocks_for(std::size_t n) {
-  return unsigned(std::min<std::size_t>((n + kThreads - 1) / kThreads, std::size_t(1) << 16));
-}
-
 // Blocks for a reduction into one float: each block adds its partial sum
 // with one float atomicAdd, so fewer blocks mean fewer roundings of the total.
 unsigned reduce_blocks_for(std::size_t n) { return std::min(blocks_for(n), 1024u); }
-
-// Grid-stride loop indices in size_t: a buffer may hold more than 2^31 floats.
-__device__ std::size_t first_index() { return std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ std::size_t index_stride() { return std::size_t(gridDim.x) * blockDim.x; }
 
 // The sum of v over the block, valid in thread 0. Every thread of the block
 // must call it (no early return before it), once per kernel.

@@ -7,20 +7,16 @@
 
 #include "cuda/cuda_context.cuh"
 #include "cuda/gpt_kernels.cuh"
+#include "cuda/grid.cuh"
 
 namespace ddp::train::cuda::gpt {
 namespace {
 
-constexpr int kThreads = 256, kWarp = 32;
+constexpr int kWarp = 32;
 constexpr int kMaxPerLane = 4;  // a head of at most 128 channels: 4 a lane
 constexpr float kLayerNormEps = 1e-5f, kGeluCube = 0.044715f;
 
-unsigned blocks_for(std::size_t n) {
-  return unsigned(std::min<std::size_t>((n + kThreads - 1) / kThreads, std::size_t(1) << 16));
-}
 unsigned warp_blocks_for(std::size_t rows) { return unsigned((rows * kWarp + kThreads - 1) / kThreads); }
-__device__ std::size_t first_index() { return std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ std::size_t index_stride() { return std::size_t(gridDim.x) * blockDim.x; }
 __device__ std::size_t warp_row() { return first_index() / kWarp; }
 __device__ int lane() { return int(threadIdx.x % kWarp); }
 
@@ -160,12 +156,28 @@ void layernorm_backward(cudaStream_t stream, float* dx, float* dw, float* db, co
 
 namespace {
 
-// Where a warp's attention row lives: row = (b x NH + h) x T + t.
-struct HeadRow {
+// A warp's attention row, row = (b x NH + h) x T + t, and where its head's
+// vectors are: query, key and value of position u in qkv [B, T, 3C], and
+// position u's channels of this head in a [B, T, C] tensor.
+struct Head {
+  std::size_t row, first_row;  // first_row: position 0's row of this (b, h)
   std::size_t b;
-  int h, t;
-  __device__ HeadRow(std::size_t row, int T, int NH)
-      : b(row / (std::size_t(T) * NH)), h(int(row / T % NH)), t(int(row % T)) {}
+  int h, t, hs, T, C;
+  float scale;  // 1 / sqrt(hs)
+  __device__ Head(std::size_t row_, int T_, int C_, int NH)
+      : row(row_),
+        first_row(row_ - row_ % T_),
+        b(row_ / (std::size_t(T_) * NH)),
+        h(int(row_ / T_ % NH)),
+        t(int(row_ % T_)),
+        hs(C_ / NH),
+        T(T_),
+        C(C_),
+        scale(1.0f / sqrtf(float(C_ / NH))) {}
+  __device__ std::size_t q(int u) const { return (b * T + u) * 3 * C + h * hs; }
+  __device__ std::size_t k(int u) const { return q(u) + C; }
+  __device__ std::size_t v(int u) const { return q(u) + 2 * C; }
+  __device__ std::size_t at(int u) const { return (b * T + u) * C + h * hs; }
 };
 
 // This lane's channels of a head's vector (d = lane, lane + 32, ...).
@@ -175,6 +187,7 @@ __device__ void load_head(float* to, const float* from, int hs) {
     to[k] = d < hs ? from[d] : 0.0f;
   }
 }
+// mine (this lane's channels) . other (a whole head's vector), over the warp.
 __device__ float head_dot(const float* mine, const float* other, int hs) {
   float partial = 0.0f;
   for (int k = 0; k < kMaxPerLane; ++k) {
@@ -183,106 +196,89 @@ __device__ float head_dot(const float* mine, const float* other, int hs) {
   }
   return warp_sum(partial);
 }
+// to[d] += mine[d] for this lane's channels.
+__device__ void add_head(float* to, const float* mine, int hs) {
+  for (int k = 0; k < kMaxPerLane; ++k)
+    if (lane() + k * kWarp < hs) to[lane() + k * kWarp] += mine[k];
+}
+// mine[d] = mine[d] * keep + p * other[d] for this lane's channels.
+__device__ void mix_head(float* mine, float keep, float p, const float* other, int hs) {
+  for (int k = 0; k < kMaxPerLane; ++k) {
+    const int d = lane() + k * kWarp;
+    mine[k] = mine[k] * keep + (d < hs ? p * other[d] : 0.0f);
+  }
+}
 
 // One warp a query row: the scores over keys 0..t one by one, with an online
 // softmax (the running maximum and sum, earlier terms rescaled when the
 // maximum grows), so no row of T probabilities is kept; the row's
 // log-sum-exp is, for backward.
-__global__ void attention_forward_kernel(float* out, float* lse, const float* qkv, int B, int T, int C, int NH) {
-  const std::size_t row = warp_row();
-  if (row >= std::size_t(B) * NH * T) return;
-  const HeadRow r(row, T, NH);
-  const int hs = C / NH;
-  const float scale = 1.0f / sqrtf(float(hs));
-  const float* seq = qkv + r.b * T * 3 * C;
+__global__ void attention_forward_kernel(float* out, float* lse, const float* qkv, std::size_t rows, int T, int C,
+                                         int NH) {
+  if (warp_row() >= rows) return;
+  const Head a(warp_row(), T, C, NH);
   float q[kMaxPerLane], o[kMaxPerLane] = {};
-  load_head(q, seq + std::size_t(r.t) * 3 * C + r.h * hs, hs);
+  load_head(q, qkv + a.q(a.t), a.hs);
   float top = -INFINITY, sum = 0.0f;
-  for (int u = 0; u <= r.t; ++u) {
-    const float s = head_dot(q, seq + std::size_t(u) * 3 * C + C + r.h * hs, hs) * scale;
+  for (int u = 0; u <= a.t; ++u) {
+    const float s = head_dot(q, qkv + a.k(u), a.hs) * a.scale;
     const float next_top = fmaxf(top, s);
     const float rescale = expf(top - next_top), p = expf(s - next_top);
     sum = sum * rescale + p;
-    const float* v = seq + std::size_t(u) * 3 * C + 2 * C + r.h * hs;
-    for (int k = 0; k < kMaxPerLane; ++k) {
-      const int d = lane() + k * kWarp;
-      o[k] = o[k] * rescale + (d < hs ? p * v[d] : 0.0f);
-    }
+    mix_head(o, rescale, p, qkv + a.v(u), a.hs);
     top = next_top;
   }
-  float* dst = out + (r.b * T + r.t) * C + r.h * hs;
+  for (float& x : o) x /= sum;
+  float* dst = out + a.at(a.t);
   for (int k = 0; k < kMaxPerLane; ++k)
-    if (lane() + k * kWarp < hs) dst[lane() + k * kWarp] = o[k] / sum;
-  if (lane() == 0) lse[row] = top + logf(sum);
+    if (lane() + k * kWarp < a.hs) dst[lane() + k * kWarp] = o[k];
+  if (lane() == 0) lse[a.row] = top + logf(sum);
 }
 
 // Each query row's dout . out: the softmax's backward subtracts it.
-__global__ void attention_dot_kernel(float* dot, const float* dout, const float* out, int B, int T, int C, int NH) {
-  const std::size_t row = warp_row();
-  if (row >= std::size_t(B) * NH * T) return;
-  const HeadRow r(row, T, NH);
-  const int hs = C / NH;
-  const std::size_t at = (r.b * T + r.t) * C + r.h * hs;
+__global__ void attention_dot_kernel(float* dot, const float* dout, const float* out, std::size_t rows, int T, int C,
+                                     int NH) {
+  if (warp_row() >= rows) return;
+  const Head a(warp_row(), T, C, NH);
   float mine[kMaxPerLane];
-  load_head(mine, dout + at, hs);
-  const float d = head_dot(mine, out + at, hs);
-  if (lane() == 0) dot[row] = d;
+  load_head(mine, dout + a.at(a.t), a.hs);
+  const float d = head_dot(mine, out + a.at(a.t), a.hs);
+  if (lane() == 0) dot[a.row] = d;
 }
 
-// dq of one query row: over keys u <= t, with p recomputed from the log-sum-exp.
+// dq of one query row t: over keys u <= t, with p recomputed from the log-sum-exp.
 __global__ void attention_dq_kernel(float* dqkv, const float* dout, const float* qkv, const float* lse,
-                                    const float* dot, int B, int T, int C, int NH) {
-  const std::size_t row = warp_row();
-  if (row >= std::size_t(B) * NH * T) return;
-  const HeadRow r(row, T, NH);
-  const int hs = C / NH;
-  const float scale = 1.0f / sqrtf(float(hs));
-  const float* seq = qkv + r.b * T * 3 * C;
+                                    const float* dot, std::size_t rows, int T, int C, int NH) {
+  if (warp_row() >= rows) return;
+  const Head a(warp_row(), T, C, NH);
   float q[kMaxPerLane], d_out[kMaxPerLane], dq[kMaxPerLane] = {};
-  load_head(q, seq + std::size_t(r.t) * 3 * C + r.h * hs, hs);
-  load_head(d_out, dout + (r.b * T + r.t) * C + r.h * hs, hs);
-  for (int u = 0; u <= r.t; ++u) {
-    const float* k = seq + std::size_t(u) * 3 * C + C + r.h * hs;
-    const float p = expf(head_dot(q, k, hs) * scale - lse[row]);
-    const float ds = p * (head_dot(d_out, k + C, hs) - dot[row]) * scale;  // k + C: the value
-    for (int j = 0; j < kMaxPerLane; ++j) {
-      const int d = lane() + j * kWarp;
-      if (d < hs) dq[j] += ds * k[d];
-    }
+  load_head(q, qkv + a.q(a.t), a.hs);
+  load_head(d_out, dout + a.at(a.t), a.hs);
+  for (int u = 0; u <= a.t; ++u) {
+    const float p = expf(head_dot(q, qkv + a.k(u), a.hs) * a.scale - lse[a.row]);
+    const float ds = p * (head_dot(d_out, qkv + a.v(u), a.hs) - dot[a.row]) * a.scale;
+    mix_head(dq, 1.0f, ds, qkv + a.k(u), a.hs);
   }
-  float* dst = dqkv + (r.b * T + r.t) * 3 * C + r.h * hs;
-  for (int j = 0; j < kMaxPerLane; ++j)
-    if (lane() + j * kWarp < hs) dst[lane() + j * kWarp] += dq[j];
+  add_head(dqkv + a.q(a.t), dq, a.hs);
 }
 
-// dk and dv of one key row u: over the queries t >= u that saw it.
+// dk and dv of one key row u (the warp's t): over the queries t >= u that saw it.
 __global__ void attention_dkv_kernel(float* dqkv, const float* dout, const float* qkv, const float* lse,
-                                     const float* dot, int B, int T, int C, int NH) {
-  const std::size_t row = warp_row();  // (b, h, u)
-  if (row >= std::size_t(B) * NH * T) return;
-  const HeadRow r(row, T, NH);
-  const int hs = C / NH, u = r.t;
-  const float scale = 1.0f / sqrtf(float(hs));
-  const float* seq = qkv + r.b * T * 3 * C;
+                                     const float* dot, std::size_t rows, int T, int C, int NH) {
+  if (warp_row() >= rows) return;
+  const Head a(warp_row(), T, C, NH);
+  const int u = a.t;
   float k[kMaxPerLane], v[kMaxPerLane], dk[kMaxPerLane] = {}, dv[kMaxPerLane] = {};
-  load_head(k, seq + std::size_t(u) * 3 * C + C + r.h * hs, hs);
-  load_head(v, seq + std::size_t(u) * 3 * C + 2 * C + r.h * hs, hs);
-  const std::size_t rows_of_head = row - u;  // the row of query 0 in this (b, h)
+  load_head(k, qkv + a.k(u), a.hs);
+  load_head(v, qkv + a.v(u), a.hs);
   for (int t = u; t < T; ++t) {
-    const float* q = seq + std::size_t(t) * 3 * C + r.h * hs;
-    const float* d_out = dout + (r.b * T + t) * C + r.h * hs;
-    const float p = expf(head_dot(k, q, hs) * scale - lse[rows_of_head + t]);
-    const float ds = p * (head_dot(v, d_out, hs) - dot[rows_of_head + t]) * scale;
-    for (int j = 0; j < kMaxPerLane; ++j) {
-      const int d = lane() + j * kWarp;
-      if (d < hs) dk[j] += ds * q[d], dv[j] += p * d_out[d];
-    }
+    const float p = expf(head_dot(k, qkv + a.q(t), a.hs) * a.scale - lse[a.first_row + t]);
+    const float ds = p * (head_dot(v, dout + a.at(t), a.hs) - dot[a.first_row + t]) * a.scale;
+    mix_head(dk, 1.0f, ds, qkv + a.q(t), a.hs);
+    mix_head(dv, 1.0f, p, dout + a.at(t), a.hs);
   }
-  float* dst = dqkv + (r.b * T + u) * 3 * C + r.h * hs;
-  for (int j = 0; j < kMaxPerLane; ++j) {
-    const int d = lane() + j * kWarp;
-    if (d < hs) dst[C + d] += dk[j], dst[2 * C + d] += dv[j];
-  }
+  add_head(dqkv + a.k(u), dk, a.hs);
+  add_head(dqkv + a.v(u), dv, a.hs);
 }
 
 }  // namespace
@@ -292,7 +288,7 @@ std::size_t attention_saved(int B, int T, int NH) { return 2 * std::size_t(B) * 
 void attention_forward(cudaStream_t stream, float* out, float* saved, const float* qkv, int B, int T, int C, int NH) {
   if (C / NH > kMaxPerLane * kWarp) die("attention: a head of more than 128 channels is not supported on CUDA");
   const std::size_t rows = std::size_t(B) * NH * T;
-  attention_forward_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(out, saved, qkv, B, T, C, NH);
+  attention_forward_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(out, saved, qkv, rows, T, C, NH);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -300,11 +296,11 @@ void attention_backward(cudaStream_t stream, float* dqkv, const float* dout, con
                         float* saved, int B, int T, int C, int NH) {
   const std::size_t rows = std::size_t(B) * NH * T;
   float* dot = saved + rows;
-  attention_dot_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(dot, dout, out, B, T, C, NH);
+  attention_dot_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(dot, dout, out, rows, T, C, NH);
   CUDA_CHECK_LAUNCH();
-  attention_dq_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(dqkv, dout, qkv, saved, dot, B, T, C, NH);
+  attention_dq_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(dqkv, dout, qkv, saved, dot, rows, T, C, NH);
   CUDA_CHECK_LAUNCH();
-  attention_dkv_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(dqkv, dout, qkv, saved, dot, B, T, C, NH);
+  attention_dkv_kernel<<<warp_blocks_for(rows), kThreads, 0, stream>>>(dqkv, dout, qkv, saved, dot, rows, T, C, NH);
   CUDA_CHECK_LAUNCH();
 }
 

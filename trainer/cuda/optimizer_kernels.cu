@@ -1,18 +1,11 @@
 #include <algorithm>
 
 #include "cuda/cuda_context.cuh"
+#include "cuda/grid.cuh"
 #include "cuda/optimizer_kernels.cuh"
 
 namespace ddp::train::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::size_t n) {
-  return unsigned(std::min<std::size_t>((n + kThreads - 1) / kThreads, std::size_t(1) << 16));
-}
-__device__ std::size_t first_index() { return std::size_t(blockIdx.x) * blockDim.x + threadIdx.x; }
-__device__ std::size_t index_stride() { return std::size_t(gridDim.x) * blockDim.x; }
 
 __global__ void sgd_momentum_kernel(float* w, float* velocity, const float* g, std::size_t n, float lr,
                                     float momentum) {
