@@ -445,6 +445,14 @@ cmd_down() {
     done
     kill -KILL "${daemons[@]}" 2>/dev/null || true
   fi
+  # From Slurm 23.11 on, `scontrol reconfigure` makes slurmctld start a new
+  # process of itself, which writes the pidfile only once it is up: one the
+  # pidfile did not name yet is found by its config file (the Debian 13
+  # chroot's configless test left one holding the next cluster's port,
+  # 2026-11-28).
+  local strays=()
+  mapfile -t strays < <(pgrep -f -- "-f $dir/slurm.conf")
+  ((${#strays[@]} == 0)) || kill -KILL "${strays[@]}" 2>/dev/null || true
   # The daemons' logs outlive the cluster where SLURM_DDP_CLUSTER_LOGS names
   # a directory (tests/chroot/run.sh shows them when a test failed).
   if [[ -n ${SLURM_DDP_CLUSTER_LOGS:-} && -d $dir/log ]]; then
