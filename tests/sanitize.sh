@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 build=${DDP_SANITIZE_BUILD:-build-san}
 
 packaging/install-deps.sh >/dev/null
-CC=clang CXX=clang++ cmake -S . -B "$build" -DDDP_SANITIZE=ON -DDDP_FUZZ=ON -DDDP_CUDA=OFF -DDDP_WERROR=ON \
+CC=clang CXX=clang++ cmake -S . -B "$build" -DDDP_SANITIZE=ON -DDDP_FUZZ=ON -DDDP_CUDA=OFF -DDDP_BUILD_BENCH=OFF -DDDP_WERROR=ON \
   -DDDP_TEST_INSTALLED=OFF -DDDP_TEST_CLUSTER=sn -DDDP_FUZZ_SECONDS="${DDP_FUZZ_SECONDS:-30}" >/dev/null
 cmake --build "$build" -j"$(nproc)"
 
