@@ -42,7 +42,7 @@ for step in "$@"; do
   case $step in
   unit)
     ASAN_OPTIONS="$common:detect_leaks=1:strict_string_checks=1:check_initialization_order=1" \
-      ctest --test-dir "$build" --output-on-failure -L unit "${only[@]}" || status=1
+      ctest --test-dir "$build" --output-on-failure -L unit -j"$(nproc)" "${only[@]}" || status=1
     ;;
   fuzz)
     ASAN_OPTIONS="$common:detect_leaks=1" ctest --test-dir "$build" --output-on-failure -L fuzz -j"$(nproc)" || status=1
