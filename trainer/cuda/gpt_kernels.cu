@@ -341,12 +341,27 @@ __global__ void cross_entropy_padded_kernel(const float* logits, const int* targ
   if (threadIdx.x == 0) atomicAdd(loss_acc, (top + logf(sum) - l[target]) / float(N));
 }
 
-__global__ void sum_squares_kernel(const float* x, std::size_t n, float* acc) {
+// The sum of squares in a fixed order, with no atomics: each block's partial
+// sum into sum_partials, then one block adds those. The gradient's norm sets
+// the clip factor, which must be the same on every rank (ranks whose
+// updates differ in the last bit drift apart).
+constexpr int kSumBlocks = 1024;
+__device__ float sum_partials[kSumBlocks];
+
+__global__ void sum_squares_partial_kernel(const float* x, std::size_t n) {
   __shared__ float shared[kThreads];
   float sum = 0.0f;
   for (std::size_t i = first_index(); i < n; i += index_stride()) sum += x[i] * x[i];
   sum = block_reduce<false>(sum, shared);
-  if (threadIdx.x == 0) atomicAdd(acc, sum);
+  if (threadIdx.x == 0) sum_partials[blockIdx.x] = sum;
+}
+
+__global__ void sum_squares_total_kernel(int blocks, float* acc) {
+  __shared__ float shared[kThreads];
+  float sum = 0.0f;
+  for (int b = int(threadIdx.x); b < blocks; b += kThreads) sum += sum_partials[b];
+  sum = block_reduce<false>(sum, shared);
+  if (threadIdx.x == 0) *acc += sum;
 }
 
 }  // namespace
@@ -369,7 +384,11 @@ void cross_entropy_padded(cudaStream_t stream, const float* logits, const int* t
 }
 
 void sum_squares(cudaStream_t stream, const float* x, std::size_t n, float* acc) {
-  sum_squares_kernel<<<std::min(blocks_for(n), 1024u), kThreads, 0, stream>>>(x, n, acc);
+  if (n == 0) return;
+  const unsigned blocks = std::min(blocks_for(n), unsigned(kSumBlocks));
+  sum_squares_partial_kernel<<<blocks, kThreads, 0, stream>>>(x, n);
+  CUDA_CHECK_LAUNCH();
+  sum_squares_total_kernel<<<1, kThreads, 0, stream>>>(int(blocks), acc);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -5,8 +5,8 @@
 // same name by ddp-gpu-selftest (tests/gpu/gpt_parity.cpp). Written for
 // correctness first: every reduction over rows is a loop in one thread or
 // one warp, in a fixed order, so each result is the same from run to run
-// (only the loss and the sum of squares add blocks' partial sums with
-// atomics). Every call only enqueues on `stream`.
+// (only the loss adds its rows with atomics: it is reported, never
+// applied). Every call only enqueues on `stream`.
 #pragma once
 
 #include <cuda_runtime.h>

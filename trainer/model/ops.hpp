@@ -136,7 +136,8 @@ class Ops {
   // it; dlogits = d(mean loss)/d(logits), zero in the padded columns.
   virtual void cross_entropy_padded(const float* logits, const int* targets, float* dlogits, int N, int V, int Vp,
                                     float* loss_acc) = 0;
-  // *acc += the sum of x's squares (the gradient's norm, for clipping).
+  // *acc += the sum of x's squares (the gradient's norm, for clipping), in
+  // an order fixed by n alone: every rank gets the same clip factor.
   virtual void sum_squares(const float* x, std::size_t n, float* acc) = 0;
   // AdamW (kernels.hpp's adamw_step) on g x clip, decaying where decay[i]
   // is 1; *step counted in ops memory as adam()'s.
