@@ -61,11 +61,11 @@ __global__ void embed_backward_wte_kernel(float* dwte, const float* dout, const 
 }
 
 __global__ void embed_backward_wpe_kernel(float* dwpe, const float* dout, int B, int T, int C) {
-  const std::size_t i = first_index();  // (t, c)
-  if (i >= std::size_t(T) * C) return;
-  float sum = 0.0f;
-  for (int b = 0; b < B; ++b) sum += dout[std::size_t(b) * T * C + i];
-  dwpe[i] += sum;
+  for (std::size_t i = first_index(); i < std::size_t(T) * C; i += index_stride()) {  // (t, c)
+    float sum = 0.0f;
+    for (int b = 0; b < B; ++b) sum += dout[std::size_t(b) * T * C + i];
+    dwpe[i] += sum;
+  }
 }
 
 // ---- LayerNorm -------------------------------------------------------------------
