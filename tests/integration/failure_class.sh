@@ -141,7 +141,9 @@ until requeue_done || ((SECONDS > deadline)); do sleep 0.2; done
 scancel "$id"
 expect_in "$info" "Restarts=1" "node 0 requeued the job"
 # (Slurm ends the step at the requeue; srun is gone before node 0's line about it.)
-expect_in "$info" "ExcNodeList=$CLUSTER_NAME-n1" "the requeued job excludes node 1"
+[[ $info == *"ExcNodeList=$CLUSTER_NAME-n1"* ]] ||
+  fail "the requeued job does not exclude node 1 (scontrol: $(grep -o 'ExcNodeList=[^ ]*' <<<"$info")); node 0 said: \
+$(grep -i -e requeue -e excnodelist -e blame -e 'kept out' "$WORK/requeue.out" "$WORK/requeue.err" | tail -12)"
 expect_not_in "$info" "JobHeldUser" "and was released"
 expect_not_in "$info" "job_requeued_in_held_state" "and was released"
 
