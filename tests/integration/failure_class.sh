@@ -143,7 +143,8 @@ expect_in "$info" "Restarts=1" "node 0 requeued the job"
 # (Slurm ends the step at the requeue; srun is gone before node 0's line about it.)
 [[ $info == *"ExcNodeList=$CLUSTER_NAME-n1"* ]] ||
   fail "the requeued job does not exclude node 1 (scontrol: $(grep -o 'ExcNodeList=[^ ]*' <<<"$info")); node 0 said: \
-$(grep -i -e requeue -e excnodelist -e blame -e 'kept out' "$WORK/requeue.out" "$WORK/requeue.err" | tail -12)"
+$(grep -i -e requeue -e excnodelist -e blame -e 'kept out' "$WORK/requeue.out" "$WORK/requeue.err" | tail -12);
+slurmctld said: $(grep -i -e "JobId=$id" -e "job $id" -e exc_nodes "$CLUSTER_DIR/log/slurmctld.log" | tail -25)"
 expect_not_in "$info" "JobHeldUser" "and was released"
 expect_not_in "$info" "job_requeued_in_held_state" "and was released"
 
