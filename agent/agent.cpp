@@ -287,14 +287,14 @@ void Agent::start_client() {
   client_->begin();
 }
 
-// Node 0: the nodes taken out for cause stay out of a requeue, and the site's
-// BadNodeHook hears of them.
+// Node 0: the nodes taken out for cause, to node 0's slurmstepd, which keeps
+// them out of a requeue and tells the site's BadNodeHook.
 void Agent::tick_taken_out() {
   const auto& out = coordinator_->taken_out();
   std::vector<std::string> names;
   for (const auto& bad : out) names.push_back(bad.node);
+  bad_nodes_.tick(out);  // first: a requeue ends the step, and slurmstepd reads them then
   requeue_.tick(coordinator_->verdict().has_value(), names);
-  bad_nodes_.tick(out);
 }
 
 // The event loop until the run is over (Done, and node 0's duties done).

@@ -99,7 +99,7 @@ class Agent {
   LoadWatch load_;  // the workers' time on and waiting for a CPU, to node 0 in LOADs
   std::vector<std::string> nccl_files_;  // GPU steps: each worker's collective-time file (LoadWatch reads them)
   Requeuer requeue_;
-  BadNodeReporter bad_nodes_;  // node 0: to the site's BadNodeHook
+  BadNodeReporter bad_nodes_;  // node 0: to its slurmstepd (a requeue's ExcNodeList, the BadNodeHook)
   PreflightChecks preflight_;  // node 0's CHECKCPU and CHECKNET, and the transfers to this node, before attempt 0
   JobReport report_;  // node 0: why Slurm stopped the step; the verdict in the job's Comment
   TimeLimitWatch time_limit_;  // node 0: the job's time limit, said while srun still listens

@@ -78,4 +78,18 @@ inline int load_job(job_info_msg_t** info, std::uint32_t job_id) {
 #endif
 }
 
+// 25.11's slurm_get_job_steps() takes a slurm_step_id_t * instead of the
+// update time and the job and step ids.
+inline int get_job_step(job_step_info_response_msg_t** info, std::uint32_t job_id, std::uint32_t step_id) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
+  slurm_step_id_t id{};
+  id.job_id = job_id;
+  id.step_het_comp = NO_VAL;
+  id.step_id = step_id;
+  return slurm_get_job_steps(&id, info, SHOW_ALL);
+#else
+  return slurm_get_job_steps(0, job_id, step_id, info, SHOW_ALL);
+#endif
+}
+
 }  // namespace ddp::spank::slurm_compat

@@ -11,8 +11,10 @@
 //                         ddp-agent (agent shape: prepended to the command on
 //                         Slurm 23.11+, exec'd here before), become one worker
 //                         (task shape), or export MASTER_* (batch script)
-//   exit          (root)  node 0: the site's BadNodeHook for the nodes the
-//                         step kept out (bad_node_hook.hpp)
+//   exit          (root)  node 0: the nodes the step kept out, added to the
+//                         job's ExcNodeList if it was requeued
+//                         (requeue_exclusion.hpp) and handed to the site's
+//                         BadNodeHook (bad_node_hook.hpp)
 //
 // Errors found before task_init are deferred to it (see DeferredError).
 #include <sched.h>
@@ -22,11 +24,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "bad_node_hook.hpp"
 #include "ddp/node/topology.hpp"
 #include "ddp/plan/step_plan.hpp"
 #include "launch.hpp"
-#include "site_load.hpp"
 #include "log.hpp"
+#include "requeue_exclusion.hpp"
+#include "site_load.hpp"
 #include "state.hpp"
 #include "step.hpp"
 
@@ -142,26 +146,24 @@ std::string turned_off_line(const Settings& settings, const std::string& partiti
          "), so this step runs as a plain srun step: no agent, ranks or MASTER_ADDR; ask the admin when it is back";
 }
 
-// Node 0 of a launched step, as root, when a global line of the site config
-// names a BadNodeHook: the FIFO its agent reports to (bad_node_hook.hpp).
-// Which hook applies is known in user_init; the FIFO must be made as root.
-void open_bad_node_fifo(spank_t sp, PluginState& st) {
+// Node 0 of a launched --ddp step, as root: the FIFO its agent reports the
+// nodes it keeps out to (kept_out_report.hpp). Made here, as root, before
+// the shape is known; only the agent shape is given it (user_init).
+void open_report_fifo(spank_t sp, PluginState& st) {
   if (st.error) return;
-  const bool hooked = std::any_of(st.config.lines.begin(), st.config.lines.end(),
-                                  [](const ConfigLine& l) { return l.patch.bad_node_hook.has_value(); });
   std::uint32_t node_id = 1, job = 0;
   uid_t uid = 0;
   gid_t gid = 0;
   const auto step = step_id(sp);
-  if (!hooked || !step || !is_launched_step(*step) || spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
+  if (!step || !is_launched_step(*step) || spank_get_item(sp, S_JOB_NODEID, &node_id) != ESPANK_SUCCESS ||
       node_id != 0 || spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS ||
       spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS)
     return;
   auto fifo = make_report_fifo(job, *step, uid, gid);
   if (fifo)
-    st.bad_node_fifo = std::move(fifo).value();
-  else  // the step runs; the admin reads why the hook will not
-    for_admin("BadNodeHook: " + fifo.error());
+    st.report_fifo = std::move(fifo).value();
+  else  // the step runs; the agent says that it cannot report, the admin reads why
+    for_admin("nodes kept out cannot be reported: " + fifo.error());
 }
 
 }  // namespace
@@ -186,7 +188,7 @@ int slurmstepd_init_post_opt(spank_t sp) {
   else
     st.config = with_plugin_settings(std::move(config).value(), st.args);
   if (auto master = look_up_master(sp, st); !master) st.master_error = master.error();
-  open_bad_node_fifo(sp, st);
+  open_report_fifo(sp, st);
   return 0;
 }
 
@@ -230,8 +232,7 @@ int slurmstepd_user_init(spank_t sp) {
   st.plan = planned->node;
   st.warnings.insert(st.warnings.end(), planned->warnings.begin(), planned->warnings.end());
   if (st.shape != Shape::Batch) note_port_range(*st.plan);
-  if (st.bad_node_fifo && st.shape == Shape::Agent && !st.settings.bad_node_hook.empty())
-    st.plan->bad_node_report = st.bad_node_fifo->path;
+  if (st.report_fifo && st.shape == Shape::Agent) st.plan->bad_node_report = st.report_fifo->path;
   if (st.shape == Shape::Task) {
     auto claim = claim_task_master_port(*st.plan);
     if (!claim) {
@@ -289,7 +290,14 @@ int slurmstepd_task_init(spank_t sp) {
 
 int slurmstepd_exit(spank_t sp) {
   PluginState& st = state();
-  if (st.bad_node_fifo) run_bad_node_hook(sp, st.settings.bad_node_hook, *st.bad_node_fifo);
+  if (!st.report_fifo) return 0;
+  const auto kept_out = read_kept_out(sp, *st.report_fifo);
+  if (!kept_out) {
+    for_admin("the nodes kept out are neither excluded from a requeue nor reported: " + kept_out.error());
+    return 0;
+  }
+  keep_out_of_requeue(*kept_out);  // first: the job is waiting to start again
+  run_bad_node_hook(st.settings.bad_node_hook, *kept_out);
   return 0;
 }
 

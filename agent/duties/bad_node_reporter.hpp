@@ -1,8 +1,10 @@
 // Node 0: each node the step takes out for cause (blamed twice, unhealthy,
 // swapped after the pre-flight), one line to the plugin's FIFO
-// (DDP_PLAN_BAD_NODE_REPORT) as it is taken out, for the site's BadNodeHook,
-// which the plugin runs as root when the step ends (spank/bad_node_hook.hpp).
-// No FIFO in the plan (no hook, standalone): nothing to do.
+// (DDP_PLAN_BAD_NODE_REPORT) as it is taken out. The plugin reads it as root
+// when the step ends: the nodes go into the job's ExcNodeList if it was
+// requeued (spank/requeue_exclusion.hpp), and to the site's BadNodeHook if
+// it has one (spank/bad_node_hook.hpp). No FIFO in the plan (standalone, the
+// task shape): nothing to do.
 #pragma once
 
 #include <cstddef>

@@ -43,33 +43,12 @@ std::chrono::milliseconds requeue_wait_within(std::chrono::milliseconds wait, st
   return std::min<std::chrono::milliseconds>(wait, usable);
 }
 
-std::string excluded_with(const std::string& show_job, const std::vector<std::string>& nodes) {
-  std::string list;
-  const auto at = show_job.find("ExcNodeList=");
-  if (at != std::string::npos) list = show_job.substr(at + 12, show_job.find_first_of(" \n", at) - at - 12);
-  if (list == "(null)") list.clear();
-  for (const auto& node : nodes) {
-    const auto items = split_list(list, ',');
-    if (!node.empty() && std::find(items.begin(), items.end(), node) == items.end())
-      list += (list.empty() ? "" : ",") + node;
-  }
-  return list;
-}
-
-Status Requeue::start(const std::string& job, const std::string& exclude, const std::string& scontrol) {
+Status Requeue::start(const std::string& job, const std::string& scontrol) {
+  // Ignoring Slurm's SIGTERM, which the requeue brings at once: its answer
+  // is still read if srun's SIGKILL does not follow (see requeue.hpp).
   job_ = job;
-  step_ = 0;
-  requeued_ = false;
-  steps_ = {{scontrol, "requeue", job}};
-  if (!exclude.empty()) steps_.push_back({scontrol, "update", "JobId=" + job, "ExcNodeList=" + exclude});
-  return run_step();
-}
-
-Status Requeue::run_step() {
-  // Ignoring Slurm's SIGTERM: the requeue ends the step, and the update that
-  // follows runs while Slurm signals its processes.
-  return scontrol_.start(steps_[step_], kRequeueRpcTimeout, "(is slurm-client installed on node 0?)", nullptr,
-                         Command::StopSignals::Ignore);
+  return scontrol_.start({scontrol, "requeue", job}, kRequeueRpcTimeout, "(is slurm-client installed on node 0?)",
+                         nullptr, Command::StopSignals::Ignore);
 }
 
 std::optional<Status> Requeue::poll() {
@@ -77,22 +56,17 @@ std::optional<Status> Requeue::poll() {
   if (!outcome) return std::nullopt;
   if (outcome->timed_out)
     outcome->said = "no answer from slurmctld within " + std::to_string(kRequeueRpcTimeout.count()) + " s";
-  if (!outcome->ok) {
-    std::string words;
-    for (std::size_t i = 1; i < steps_[step_].size() && i < 3; ++i) words += " " + steps_[step_][i];
-    return Status(fail("scontrol" + words + ": " + (outcome->said.empty() ? "failed" : outcome->said)));
-  }
-  requeued_ = true;
-  if (++step_ == steps_.size()) return Status(Ok{});
-  if (auto started = run_step(); !started) return Status(fail(started.error()));
-  return std::nullopt;
+  if (!outcome->ok)
+    return Status(fail("scontrol requeue " + job_ + ": " + (outcome->said.empty() ? "failed" : outcome->said)));
+  return Status(Ok{});
 }
 
 Requeuer::Requeuer(const NodePlan& plan, bool standalone)
     : enabled_(plan.requeue && !standalone && plan.job_id != 0),
       job_(scontrol_job_name(plan)),
       wait_(plan.requeue_wait_ms),
-      kill_wait_(kill_wait_from_env()) {}
+      kill_wait_(kill_wait_from_env()),
+      reports_kept_out_(!plan.bad_node_report.empty()) {}
 
 void Requeuer::on_warning(int sig, bool over) {
   if (!enabled_ || armed_ || over) return;
@@ -113,7 +87,6 @@ void Requeuer::read_time_left() {
   const auto answer = show_job_.poll();
   if (!answer) return;
   if (!answer->ok) return spdlog::warn("cannot ask slurmctld for job {}'s end time: {}", job_, answer->said);
-  show_job_said_ = answer->said;
   const auto left = time_left_from(answer->said, std::time(nullptr));
   const auto within = requeue_wait_within(wait_, left, kill_wait_);
   if (within >= wait_) return;
@@ -127,11 +100,8 @@ void Requeuer::tick(bool workers_done, const std::vector<std::string>& keep_out)
   if (show_job_.running()) read_time_left();
   if (scontrol_.running()) return finish_scontrol();
   if (!workers_done && Clock::now() < by_) return;
-  if (!keep_out.empty() && show_job_.running()) return;  // its ExcNodeList first (10 s at most)
-  if (!keep_out.empty() && show_job_said_) excluded_ = excluded_with(*show_job_said_, keep_out);
-  if (!keep_out.empty() && !show_job_said_)  // never overwrite the user's own --exclude unseen
-    spdlog::warn("cannot read job {}'s ExcNodeList: requeued without keeping out {}", job_, keep_out.front());
-  if (auto started = scontrol_.start(job_, excluded_); !started) {
+  kept_out_ = keep_out;
+  if (auto started = scontrol_.start(job_); !started) {
     done_ = true;
     spdlog::error("cannot requeue job {}: {}", job_, started.error());
   }
@@ -141,20 +111,21 @@ void Requeuer::finish_scontrol() {
   const auto result = scontrol_.poll();
   if (!result) return;
   done_ = true;
-  if (!*result && !scontrol_.requeued()) {
-    spdlog::error("cannot requeue job {}: {}", job_, result->error());
-    return;
-  }
-  if (!*result)
-    spdlog::error("job {} requeued, but its ExcNodeList could not be set to {}: it may be given those nodes again "
-                  "({})",
-                  job_, excluded_, result->error());
-  else if (!excluded_.empty())
-    spdlog::info("job {} requeued, its ExcNodeList now {} (the nodes taken out of this run; set before it can start "
-                 "again): it resumes from its newest snapshot elsewhere",
-                 job_, excluded_);
-  else
+  if (!*result) return spdlog::error("cannot requeue job {}: {}", job_, result->error());
+  std::string nodes;
+  for (const auto& n : kept_out_) nodes += (nodes.empty() ? "" : ",") + n;
+  if (nodes.empty())
     spdlog::info("job {} requeued: it goes back to the queue and resumes from its newest snapshot", job_);
+  else if (reports_kept_out_)
+    spdlog::info(
+        "job {} requeued: it resumes from its newest snapshot, and not on {} (node 0's slurmstepd adds them "
+        "to its ExcNodeList as this step ends, before it can start again)",
+        job_, nodes);
+  else
+    spdlog::warn(
+        "job {} requeued, but {} cannot be kept out of it: node 0's slurmstepd has no report of the nodes "
+        "kept out (slurmd's log says why); it may be given them again",
+        job_, nodes);
   hold_until_ = Clock::now() + std::chrono::seconds(60);
 }
 

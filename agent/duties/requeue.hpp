@@ -21,35 +21,24 @@ namespace ddp::agent {
 class Requeue {
  public:
   // Starts `scontrol requeue JOB` (scontrol from PATH, or `scontrol` set);
-  // JOB as scontrol_job_name() gives it. With `exclude` (the job's whole new
-  // ExcNodeList), then `scontrol update JobId=JOB ExcNodeList=...`: Slurm
-  // lets a user change it only on a pending job, and starts no requeued job
-  // while a step of its last run remains (job_scheduler.c,
-  // _job_runnable_test1, 22.05 to 26.05): node 0's agent, which runs the
-  // update, is a process of such a step. No hold: an agent killed before the
-  // update (KillWait passed) leaves the job requeued without the exclusion;
-  // with requeuehold it left the job held for good.
-  Status start(const std::string& job, const std::string& exclude = "", const std::string& scontrol = "scontrol");
+  // JOB as scontrol_job_name() gives it. The nodes kept out are not this
+  // class's: Slurm changes a job's ExcNodeList only while it is pending, that
+  // is after this requeue, which ends the step; srun, given Slurm's SIGTERM,
+  // forwards SIGKILL to it at once, so an update run from here may never
+  // leave. Node 0's slurmstepd sets it as the step ends
+  // (spank/requeue_exclusion.hpp), from the report the agent has written by
+  // then (bad_node_reporter.hpp).
+  Status start(const std::string& job, const std::string& scontrol = "scontrol");
   bool running() const { return scontrol_.running(); }
-  // nullopt while scontrol runs; then Ok, or the first failure with what
-  // scontrol said. Kills a scontrol that takes longer than 30 s (and one
-  // still running when the Requeue goes).
+  // nullopt while scontrol runs; then Ok, or the failure with what scontrol
+  // said. Kills a scontrol that takes longer than 30 s (and one still
+  // running when the Requeue goes).
   std::optional<Status> poll();
-  // The requeue itself went through (a failure after it is the update's).
-  bool requeued() const { return requeued_; }
 
  private:
-  Status run_step();
   Command scontrol_;
   std::string job_;
-  std::vector<std::vector<std::string>> steps_;  // scontrol's argv, one command each
-  std::size_t step_ = 0;
-  bool requeued_ = false;
 };
-
-// The job's ExcNodeList with `nodes` added: `show_job`'s (scontrol show job
-// -o; "(null)" is none) and then each node not in it already.
-std::string excluded_with(const std::string& show_job, const std::vector<std::string>& nodes);
 
 // The seconds a job has left, from `scontrol show job -o`'s EndTime (local
 // time, as scontrol prints it) and `now`; nullopt for none (Unknown: no time
@@ -78,12 +67,14 @@ class Requeuer {
   void on_warning(int sig, bool over);
   // From the loop; `workers_done`: the run has its verdict. `keep_out`: the
   // Slurm names of nodes taken out of this run for cause (blamed twice, a
-  // straggler swapped, a failed HealthCheck): the requeued job excludes them.
+  // straggler swapped, a failed HealthCheck), reported to node 0's
+  // slurmstepd already, which keeps them out of the requeued job: named in
+  // what the requeue says.
   void tick(bool workers_done, const std::vector<std::string>& keep_out = {});
   // Node 0 must stay: scontrol still runs, or Slurm's SIGTERM is awaited after a requeue.
   bool holds() const;
-  // scontrol runs: node 0 stays even after Slurm's SIGTERM, which the
-  // requeue brings at once (the update must follow it, inside KillWait).
+  // scontrol runs: node 0 stays through Slurm's SIGTERM, which the requeue
+  // brings at once, for its answer (srun's SIGKILL may come first).
   bool busy() const { return scontrol_.running(); }
   // --ddp-requeue is on for this job (the same on every node).
   bool enabled() const { return enabled_; }
@@ -100,9 +91,9 @@ class Requeuer {
   bool armed_ = false;
   Clock::time_point warned_at_;
   Clock::time_point by_;
-  Command show_job_;  // scontrol show job, for the time left and the ExcNodeList
-  std::optional<std::string> show_job_said_;
-  std::string excluded_;  // the requeued job's new ExcNodeList, if nodes were kept out
+  bool reports_kept_out_;              // node 0's slurmstepd reads the nodes kept out (the plan names its FIFO)
+  Command show_job_;                   // scontrol show job, for the time left
+  std::vector<std::string> kept_out_;  // as the requeue started
   Requeue scontrol_;
   bool done_ = false;                       // scontrol has answered (or could not start)
   std::optional<Clock::time_point> hold_until_;  // after a requeue

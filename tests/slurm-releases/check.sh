@@ -37,7 +37,8 @@ work=$(mktemp -d /tmp/ddp-slurm-releases.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 flags=(-std=c++20 -fsyntax-only -Wall -Wextra -Werror -fPIC
   -I "$src/spank" -I "$src/common" -I "$build/common/generated"
-  -DDDP_AGENT_DEFAULT_PATH='"/usr/bin/ddp-agent"' -DDDP_CONFIG_DEFAULT_PATH='"/etc/slurm/ddp.conf"')
+  -DDDP_AGENT_DEFAULT_PATH='"/usr/bin/ddp-agent"' -DDDP_CONFIG_DEFAULT_PATH='"/etc/slurm/ddp.conf"'
+  -DDDP_PLUGSTACK_INCLUDE_DIR='"/etc/slurm/plugstack.conf.d"')
 sources=("$src"/spank/*.cpp)
 
 # headers TAG DIR: the tag's public headers into DIR/slurm/, and slurm_version.h

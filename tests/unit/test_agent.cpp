@@ -1186,49 +1186,26 @@ START_TEST(requeue_runs_scontrol_and_reports_its_answer) {
     return Status(Ok{});
   };
   agent::Requeue ok;
-  ck_assert(ok.start("4242_1", "", fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
+  ck_assert(ok.start("4242_1", fake("ok", "echo \"$@\" > " + dir + "/args")).ok());
   ck_assert(ok.running());
   ck_assert(wait(ok).ok());
   CK_STR_EQ(slurp(dir + "/args"), "requeue 4242_1\n");
 
   agent::Requeue refused;
-  ck_assert(refused.start("7", "", fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1")).ok());
+  ck_assert(
+      refused
+          .start("7", fake("no", "echo 'slurm_requeue error: Requested operation is presently disabled' >&2; exit 1"))
+          .ok());
   const auto r = wait(refused);
   ck_assert(!r.ok());
   CK_STR_EQ(r.error(), "scontrol requeue 7: slurm_requeue error: Requested operation is presently disabled");
 
   agent::Requeue missing;
-  ck_assert(missing.start("7", "", dir + "/no-such-scontrol").ok());
+  ck_assert(missing.start("7", dir + "/no-such-scontrol").ok());
   const auto m = wait(missing);
   ck_assert(!m.ok());
   CK_CONTAINS(m.error(), "is slurm-client installed on node 0?");
 
-  // Nodes kept out: requeued, then its ExcNodeList updated (no hold: an
-  // agent killed between would leave it held); a failed update is said as
-  // the update's, after a requeue that went through.
-  agent::Requeue kept_out;
-  ck_assert(kept_out.start("7", "n[1-2],n5", fake("keep", "echo \"$@\" >> " + dir + "/log")).ok());
-  ck_assert(wait(kept_out).ok());
-  CK_STR_EQ(slurp(dir + "/log"), "requeue 7\nupdate JobId=7 ExcNodeList=n[1-2],n5\n");
-  agent::Requeue stuck;
-  const auto script = "echo \"$@\" >> " + dir + "/log2; [ \"$1\" != update ] || { echo 'Invalid node name' >&2; exit 1; }";
-  ck_assert(stuck.start("7", "n5", fake("stuck", script)).ok());
-  const auto s = wait(stuck);
-  ck_assert(!s.ok());
-  ck_assert(stuck.requeued());
-  CK_STR_EQ(s.error(), "scontrol update JobId=7: Invalid node name");
-  CK_STR_EQ(slurp(dir + "/log2"), "requeue 7\nupdate JobId=7 ExcNodeList=n5\n");
-  // A refused requeue: no update after it.
-  agent::Requeue never;
-  ck_assert(never.start("7", "n5", fake("never", "echo \"$@\" >> " + dir + "/log3; exit 1")).ok());
-  ck_assert(!wait(never).ok());
-  ck_assert(!never.requeued());
-  CK_STR_EQ(slurp(dir + "/log3"), "requeue 7\n");
-  // The requeued job's ExcNodeList: the user's own, then ours.
-  CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=(null) Features=(null)", {"ct-n1"}), "ct-n1");
-  CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=ct-n[3-4] Features=(null)", {"ct-n1", "ct-n3"}),
-            "ct-n[3-4],ct-n1,ct-n3");
-  CK_STR_EQ(agent::excluded_with("JobId=7 ExcNodeList=ct-n1\n", {"ct-n1"}), "ct-n1");
   fs::remove_all(dir);
 }
 END_TEST

@@ -1,7 +1,8 @@
-// The bad-node report between node 0's agent and the plugin's BadNodeHook:
-// the agent's lines through a real FIFO (duties/bad_node_reporter.hpp), and
-// what the plugin accepts of a report that the job's user can write anything
-// into (ddp/wire/bad_node_report.hpp).
+// The bad-node report between node 0's agent and its slurmstepd: the agent's
+// lines through a real FIFO (duties/bad_node_reporter.hpp), what the plugin
+// accepts of a report that the job's user can write anything into
+// (ddp/wire/bad_node_report.hpp), and the requeued job's ExcNodeList made
+// of it (spank/requeue_exclusion.hpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 
 #include "ddp/wire/bad_node_report.hpp"
 #include "duties/bad_node_reporter.hpp"
+#include "requeue_exclusion.hpp"
 // Last: check.h defines a macro `fail`, which ddp/base/result.hpp declares as a function.
 #include "suites.hpp"
 
@@ -53,7 +55,7 @@ START_TEST(lines_through_the_fifo_read_back_as_written) {
 END_TEST
 
 START_TEST(no_reader_or_no_fifo_is_said_and_never_blocks) {
-  agent::BadNodeReporter none;  // no hook: nothing to do
+  agent::BadNodeReporter none;  // no FIFO in the plan: nothing to do
   none.tick({{"n1", "x"}});
   agent::BadNodeReporter gone("/tmp/ddp-badnode-no-such-fifo");
   gone.tick({{"n1", "x"}});  // a warning; returns at once
@@ -89,9 +91,21 @@ START_TEST(a_report_past_its_bound_is_read_no_further) {
 }
 END_TEST
 
+// The job's own ExcNodeList first, as Slurm's hostlist reads it (a range
+// counts), then each node not in it; no update when nothing is new.
+START_TEST(the_requeued_jobs_exclusion_keeps_the_users_own) {
+  using spank::excluded_with;
+  CK_STR_EQ(excluded_with("", {"ct-n1"}).value_or("none"), "ct-n1");
+  CK_STR_EQ(excluded_with("ct-n[3-4]", {"ct-n1", "ct-n3", "ct-n1"}).value_or("none"), "ct-n[3-4],ct-n1");
+  CK_STR_EQ(excluded_with("login1", {"gpu-007", "n2"}).value_or("none"), "login1,gpu-007,n2");
+  ck_assert(!excluded_with("ct-n[1-4]", {"ct-n2"}).has_value());
+  ck_assert(!excluded_with("ct-n1", {}).has_value());
+}
+END_TEST
+
 Suite* bad_node_report_suite() {
   return make_suite("bad_node_report",
                     {lines_through_the_fifo_read_back_as_written, no_reader_or_no_fifo_is_said_and_never_blocks,
                      a_forged_report_names_only_the_steps_nodes_in_plain_text,
-                     a_report_past_its_bound_is_read_no_further});
+                     a_report_past_its_bound_is_read_no_further, the_requeued_jobs_exclusion_keeps_the_users_own});
 }
