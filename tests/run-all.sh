@@ -93,9 +93,10 @@ DDP_FUZZ_SECONDS=10 tests/sanitize.sh
 # tests) inside a Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and
 # libraries, where the plugin takes its 23.11+ launch path, then its .deb,
 # packed from that build, installed and tested there; then inside a Debian
-# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). One after
-# the other: side by side, their CPU-bound tests (PyTorch's start-up) took as
-# long as in turn, some four times their time alone (2026-11-27).
+# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). Their tests
+# one after the other: side by side, their CPU-bound tests (PyTorch's start-up)
+# took as long as in turn, some four times their time alone (2026-11-27); only
+# the second one's build runs beside the first one's.
 step "Debian 13 and unstable chroots"
 for i in "${!prepare_pids[@]}"; do
   wait "${prepare_pids[i]}" || {
@@ -129,7 +130,12 @@ build_old_release() {
 }
 (renice -n 19 -p "$BASHPID" >/dev/null; build_old_release) >"$chroots/old-release.log" 2>&1 &
 old_release_pid=$!
+# The unstable chroot's build, niced, beside the Debian 13 chroot's build and
+# tests (these mostly wait on Slurm); its tests after those.
+run_suite sid --build-only >"$chroots/sid-build.log" 2>&1 &
+sid_build_pid=$!
 run_suite trixie --package -L 'unit|releases'
+wait "$sid_build_pid" || { cat "$chroots/sid-build.log" >&2; echo "run-all: the build in the unstable chroot failed" >&2; exit 1; }
 run_suite sid -L 'unit|releases'
 
 # The package, as a site installs it. A slurm-ddp already installed is a

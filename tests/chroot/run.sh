@@ -27,6 +27,13 @@
 # --prepare: only make the chroot in DIR (CI makes both suites' while it
 # builds natively: mmdebstrap mostly waits on the archive).
 #
+#   DDP_CHROOT_KEEP=DIR tests/chroot/run.sh sid --build-only
+#
+# --build-only: only build, in the chroot kept in DIR; a later run there
+# finds the build up to date (the source is copied in with its times). CI
+# builds the unstable chroot's while the Debian 13 one's tests run: the build
+# is niced, and those tests mostly wait on Slurm.
+#
 # The chroot is made fresh each time with mmdebstrap from Debian's archive
 # (about 2.5 minutes); the packages it downloads are kept in
 # /var/cache/slurm-ddp/apt/SUITE for the next run on this machine, which goes
@@ -39,8 +46,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [CTEST_ARGS...]}
 shift
-package=0 bench=0 prepare=0
+package=0 bench=0 prepare=0 build_only=0
 [[ ${1:-} == --package ]] && { package=1; shift; }
+[[ ${1:-} == --build-only ]] && { build_only=1; shift; }
 [[ ${1:-} == --bench ]] && { bench=1; shift; }
 [[ ${1:-} == --prepare ]] && { prepare=1; shift; }
 mirror=${DDP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -63,7 +71,8 @@ aptopts=()
 [[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')
 
 keep=${DDP_CHROOT_KEEP:-}
-((prepare == 0)) || [[ -n $keep ]] || { echo "chroot/run.sh: --prepare needs DDP_CHROOT_KEEP=DIR (where to keep the chroot)" >&2; exit 2; }
+((prepare == 0 && build_only == 0)) || [[ -n $keep ]] ||
+  { echo "chroot/run.sh: --prepare and --build-only need DDP_CHROOT_KEEP=DIR (where to keep the chroot)" >&2; exit 2; }
 if [[ -n $keep ]]; then
   work=$(realpath -m "$keep")
   mkdir -p "$work"
@@ -163,7 +172,7 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     rmdir /.pivot-old && exec "${@:2}"
   ' enter-chroot "$root" \
   env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_SUITE="$suite" DDP_PACKAGE="$package" DDP_BENCH="$bench" \
+  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_SUITE="$suite" DDP_PACKAGE="$package" DDP_BENCH="$bench" DDP_BUILD_ONLY="$build_only" \
   REPEATS="${REPEATS:-3}" bash -c '
     set -euo pipefail
     cd /src/main
@@ -180,11 +189,13 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DDDP_TEST_CLUSTER="$DDP_CLUSTER_PREFIX" >/dev/null
     # Niced: the build gives way to the tests of whatever runs beside it.
     nice -n 10 cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
+    [[ $DDP_BUILD_ONLY == 0 ]] || exit 0
     if [[ $DDP_BENCH == 1 ]]; then
       exec python3 bench/trainer_bench.py --build /build --repeats "$REPEATS" --out /src/results \
         --name "trainer-$DDP_SUITE"
     fi
-    ctest --test-dir /build --output-on-failure "$@"
+    # -j: the unit tests two at a time; the cluster tests alone (RUN_SERIAL).
+    ctest --test-dir /build --output-on-failure -j"$(nproc)" "$@"
     [[ $DDP_PACKAGE == 1 ]] || exit 0
     BUILD_DIR=/build packaging/build-deb.sh
     deb=$(ls /build/slurm-ddp_*.deb)
