@@ -28,6 +28,11 @@ struct GpuBackend {
 // The GPU kit (tests/gpu/run-gpu.sh) measures both.
 enum class NcclOps { blocking, nonblocking };
 
+// The linear layers' matrix products (cuda/gemm.cuh): fp32 (cuBLAS SGEMM,
+// the CPU's arithmetic) or bf16 (operands rounded to bf16, tensor cores,
+// fp32 sums and results; the master weights stay fp32). --precision.
+enum class MatmulPrecision { fp32, bf16 };
+
 struct GpuBackendConfig {
   int local_rank = 0;  // selects the device (after CUDA_VISIBLE_DEVICES)
   int local_world_size = 1;
@@ -36,6 +41,7 @@ struct GpuBackendConfig {
   StoreClient* store = nullptr;  // the unique id and the node's GPU claims travel here
   std::string store_prefix;      // prefix of those keys (run id + attempt inside)
   NcclOps ops = NcclOps::blocking;
+  MatmulPrecision matmul = MatmulPrecision::fp32;
   std::chrono::milliseconds init_timeout{60000};  // communicator init watchdog
   std::chrono::milliseconds op_timeout{300000};   // a collective stuck longer aborts the communicator
 };

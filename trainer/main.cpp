@@ -111,6 +111,11 @@ void add_backend_options(CLI::App& app, TrainOptions& o) {
                  "non-blocking one NCCL starts with) or nonblocking (that one, polled)")
       ->check(CLI::IsMember({"blocking", "nonblocking"}))
       ->capture_default_str();
+  app.add_option("--precision", o.precision,
+                 "cuda: the linear layers' matrix products in fp32 or bf16 (tensor cores; fp32 sums, results and "
+                 "master weights); auto: bf16 for --model gpt on --device cuda, else fp32 (the CPU: fp32 only)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "BLAS threads per rank (default: OMP_NUM_THREADS, else 1)");
   app.add_flag("!--no-shm", o.shared_memory,
                "reduce between the ranks of a node over Gloo TCP instead of shared memory");

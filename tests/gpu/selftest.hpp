@@ -40,7 +40,8 @@ struct Stat {
 
 class Selftest {
  public:
-  Selftest(Ops& cpu, Ops& gpu) : cpu_(cpu), gpu_(gpu) {}
+  // `tolerance`: of each output's largest value (kTolerance for fp32 ops).
+  Selftest(Ops& cpu, Ops& gpu, double tolerance = kTolerance) : cpu_(cpu), gpu_(gpu), tolerance_(tolerance) {}
 
   std::vector<float> random(std::size_t n, float lo = -1.0f, float hi = 1.0f) {
     std::uniform_real_distribution<float> dist(lo, hi);
@@ -101,7 +102,7 @@ class Selftest {
     bool bad = got.size() != want.size();
     for (std::size_t i = 0; i < want.size() && i < got.size(); ++i) {
       const double err = std::fabs(double(got[i]) - double(want[i]));
-      if (!(err <= kTolerance * scale)) bad = true;  // also catches NaN
+      if (!(err <= tolerance_ * scale)) bad = true;  // also catches NaN
       if (std::isnan(err)) {
         max_abs = NAN;
         break;
@@ -116,7 +117,7 @@ class Selftest {
       if (s.first_failure.empty()) {
         // The first differing element helps tell a layout bug from rounding.
         std::size_t i = 0;
-        while (i < want.size() && i < got.size() && std::fabs(double(got[i]) - want[i]) <= kTolerance * scale) ++i;
+        while (i < want.size() && i < got.size() && std::fabs(double(got[i]) - want[i]) <= tolerance_ * scale) ++i;
         char detail[256];
         if (i < want.size() && i < got.size())
           std::snprintf(detail, sizeof detail, "%s: element %zu is %.9g on the GPU, %.9g on the CPU", where.c_str(), i,
@@ -158,6 +159,7 @@ class Selftest {
   Ops& gpu_;
 
  private:
+  double tolerance_;
   std::mt19937 rng_{20240611};
   std::map<std::string, Stat> stats_;
   std::vector<Buf> owned_;

@@ -16,6 +16,7 @@
 #include "data/token_windows.hpp"
 #include "suites.hpp"
 #include "train/gpt_trainer.hpp"
+#include "train/setup.hpp"
 
 using namespace ddp::train;
 
@@ -194,6 +195,18 @@ START_TEST(the_gpt_run_is_planned_and_bad_options_are_refused) {
   CK_CONTAINS(plan_gpt_run(o, 2, bytes).error(), "does not divide");
   o.gpt_heads = 0, o.device = "cuda";
   CK_CONTAINS(plan_gpt_run(o, 2, bytes).error(), "--device cpu");
+  // --precision: bf16 for the GPT on the GPU unless fp32 is asked; fp32 only elsewhere.
+  ck_assert(*matmul_precision(o) == MatmulPrecision::bf16);
+  o.precision = "fp32";
+  ck_assert(*matmul_precision(o) == MatmulPrecision::fp32);
+  o.precision = "bf16", o.device = "cpu";
+  CK_CONTAINS(plan_gpt_run(o, 2, bytes).error(), "--precision bf16 is --model gpt's on --device cuda");
+  o.precision = "auto";
+  ck_assert(*matmul_precision(o) == MatmulPrecision::fp32);
+  o.model = "mlp", o.device = "cuda";
+  ck_assert(*matmul_precision(o) == MatmulPrecision::fp32);
+  o.precision = "bf16";
+  CK_CONTAINS(matmul_precision(o).error(), "--model mlp on --device cuda computes in fp32");
 }
 END_TEST
 

@@ -42,7 +42,7 @@ struct CudaContext {
 // makes them all from its main thread, the one that calls this).
 Result<std::shared_ptr<CudaContext>> make_cuda_context(int local_rank);
 
-std::unique_ptr<Ops> make_cuda_ops(std::shared_ptr<CudaContext> context);
+std::unique_ptr<Ops> make_cuda_ops(std::shared_ptr<CudaContext> context, MatmulPrecision matmul);
 Result<std::unique_ptr<Collectives>> make_nccl_collectives(std::shared_ptr<CudaContext> context,
                                                            const GpuBackendConfig& config);
 

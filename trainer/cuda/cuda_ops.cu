@@ -12,6 +12,7 @@
 #include "cuda/cnn_kernels.cuh"
 #include "cuda/cuda_context.cuh"
 #include "cuda/cuda_ops.hpp"
+#include "cuda/gemm.cuh"
 #include "cuda/gpt_kernels.cuh"
 #include "cuda/grid.cuh"
 #include "cuda/optimizer_kernels.cuh"
@@ -147,14 +148,16 @@ __global__ void sum_squared_error_kernel(const float* pred, const float* target,
 
 class CudaOps final : public Ops {
  public:
-  explicit CudaOps(std::shared_ptr<CudaContext> context) : ctx_(std::move(context)), stream_(ctx_->stream) {
+  CudaOps(std::shared_ptr<CudaContext> context, MatmulPrecision matmul)
+      : ctx_(std::move(context)), stream_(ctx_->stream), gemm_(ctx_->cublas, stream_, matmul) {
     cudaDeviceProp prop{};
     CUDA_CHECK(cudaGetDeviceProperties(&prop, ctx_->device));
     char bus_id[32] = {};
     CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, ctx_->device));
     name_ = "cuda:" + std::to_string(ctx_->device) + " (" + prop.name + ", PCI " + bus_id + ", " +
             std::to_string(prop.totalGlobalMem >> 30) + " GiB, sm_" + std::to_string(prop.major) +
-            std::to_string(prop.minor) + ")";
+            std::to_string(prop.minor) + "), matrix products in " +
+            (matmul == MatmulPrecision::bf16 ? "bf16 (fp32 sums and weights)" : "fp32");
   }
 
   ~CudaOps() override {
@@ -277,22 +280,18 @@ class CudaOps final : public Ops {
     const std::size_t n = std::size_t(batch) * out;
     if (b) broadcast_bias_kernel<<<blocks_for(n), kThreads, 0, stream_>>>(b, y, batch, out);
     CUDA_CHECK_LAUNCH();
-    const float one = 1.0f, zero = 0.0f;  // no bias (the GPT's head): beta 0 overwrites y
-    CUBLAS_CHECK(cublasSgemm(ctx_->cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, &one, w, in, x, in,
-                             b ? &one : &zero, y, out));
+    // No bias (the GPT's head): beta 0 overwrites y.
+    gemm_.run(CUBLAS_OP_T, CUBLAS_OP_N, out, batch, in, w, in, x, in, b ? 1.0f : 0.0f, y, out);
   }
 
   void linear_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, int batch,
                        int in, int out) override {
     if (batch <= 0 || out <= 0 || in <= 0) return;
-    const float one = 1.0f;
-    const float zero = 0.0f;
     // dW[out x in] += dY^T X. Column-major view: dW^T[in x out] += X^T[in x B] dY[B x out], where
     //   X^T is x as stored, column-major [in x B], ld = in   -> op N,
     //   dY  is dy stored as column-major dY^T [out x B], ld = out -> op T,
     //   dW^T is dw as stored, column-major [in x out], ld = in; beta = 1 accumulates.
-    CUBLAS_CHECK(
-        cublasSgemm(ctx_->cublas, CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch, &one, x, in, dy, out, &one, dw, in));
+    gemm_.run(CUBLAS_OP_N, CUBLAS_OP_T, in, out, batch, x, in, dy, out, 1.0f, dw, in);
     // db[out] += column sums of dY (none without a bias).
     if (db) column_sum_kernel<<<blocks_for(out), kThreads, 0, stream_>>>(dy, db, batch, out);
     CUDA_CHECK_LAUNCH();
@@ -300,9 +299,7 @@ class CudaOps final : public Ops {
     //   W^T is w as stored, column-major [in x out], ld = in  -> op N,
     //   dY^T is dy as stored, column-major [out x B], ld = out -> op N,
     //   dX^T is dx as stored, column-major [in x B], ld = in; beta = 0 overwrites.
-    if (dx)
-      CUBLAS_CHECK(
-          cublasSgemm(ctx_->cublas, CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out, &one, w, in, dy, out, &zero, dx, in));
+    if (dx) gemm_.run(CUBLAS_OP_N, CUBLAS_OP_N, in, batch, out, w, in, dy, out, 0.0f, dx, in);
   }
 
   // The CNN's: cuda/cnn_kernels.cu.
@@ -437,6 +434,7 @@ class CudaOps final : public Ops {
 
   std::shared_ptr<CudaContext> ctx_;  // keeps the stream and the cuBLAS handle alive
   cudaStream_t stream_;
+  Gemm gemm_;  // the linear layers' products, fp32 or bf16
   std::string name_;
   AdamBias* adam_bias_ = nullptr;  // device: this step's bias corrections (adam_tick_kernel)
   cudaEvent_t fences_[kFences] = {};
@@ -445,18 +443,18 @@ class CudaOps final : public Ops {
 
 }  // namespace
 
-std::unique_ptr<Ops> make_cuda_ops(std::shared_ptr<CudaContext> context) {
-  return std::make_unique<CudaOps>(std::move(context));
+std::unique_ptr<Ops> make_cuda_ops(std::shared_ptr<CudaContext> context, MatmulPrecision matmul) {
+  return std::make_unique<CudaOps>(std::move(context), matmul);
 }
 
 }  // namespace ddp::train::cuda
 
 namespace ddp::train {
 
-Result<std::unique_ptr<Ops>> make_cuda_ops(int device) {
+Result<std::unique_ptr<Ops>> make_cuda_ops(int device, MatmulPrecision matmul) {
   auto context = cuda::make_cuda_context(device);
   if (!context) return fail(context.error());
-  return cuda::make_cuda_ops(std::move(context).value());
+  return cuda::make_cuda_ops(std::move(context).value(), matmul);
 }
 
 }  // namespace ddp::train

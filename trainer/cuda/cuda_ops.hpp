@@ -7,12 +7,14 @@
 #include <memory>
 
 #include "ddp/base/result.hpp"
+#include "gpu_backend.hpp"
 #include "model/ops.hpp"
 
 namespace ddp::train {
 
 // Ops on CUDA device `device` (after CUDA_VISIBLE_DEVICES), which becomes the
-// current device of the calling thread.
-Result<std::unique_ptr<Ops>> make_cuda_ops(int device);
+// current device of the calling thread; the linear layers' products in
+// `matmul` precision (gpu_backend.hpp).
+Result<std::unique_ptr<Ops>> make_cuda_ops(int device, MatmulPrecision matmul = MatmulPrecision::fp32);
 
 }  // namespace ddp::train

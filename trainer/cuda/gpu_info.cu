@@ -24,7 +24,7 @@ Result<GpuBackend> make_gpu_backend(const GpuBackendConfig& config) {
   auto context = cuda::make_cuda_context(config.local_rank);
   if (!context) return fail(context.error());
   GpuBackend backend;
-  backend.ops = cuda::make_cuda_ops(*context);
+  backend.ops = cuda::make_cuda_ops(*context, config.matmul);
   auto comm = cuda::make_nccl_collectives(*context, config);
   if (!comm) return fail(comm.error());
   backend.comm = std::move(comm).value();

@@ -1,10 +1,12 @@
 #include <string>
 
 #include "train/gpt_trainer.hpp"
+#include "train/setup.hpp"
 
 namespace ddp::train {
 
 Result<GptPlan> plan_gpt_run(const TrainOptions& o, int world, const TokenHeader& train) {
+  if (auto precision = matmul_precision(o); !precision) return fail(precision.error());
   if (o.device != "cpu" && !o.unchecked_kernels)
     return fail(
         "--model gpt runs on --device cpu in this release: its CUDA kernels are built but not yet "

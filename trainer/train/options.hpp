@@ -46,6 +46,7 @@ struct TrainOptions {
   std::string device = "cpu";  // cpu | cuda
   bool cuda_graph = false;      // cuda: capture the training step once, replay it (train/step.hpp)
   std::string nccl_ops = "blocking";  // cuda: blocking | nonblocking (gpu_backend.hpp, NcclOps)
+  std::string precision = "auto";     // the linear layers' products: auto | fp32 | bf16 (matmul_precision())
   int threads = 0;             // BLAS threads per worker; 0 = OMP_NUM_THREADS or 1
   bool shared_memory = true;  // reduce between a node's ranks in shared memory
   double first_bucket_mb = 1.0;

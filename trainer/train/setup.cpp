@@ -30,6 +30,8 @@ Result<Backend> make_cpu_backend(const TrainOptions& o, Session* session, const 
 }
 
 Result<Backend> make_cuda_backend(const TrainOptions& o, const WorkerIdentity& id, Session* session) {
+  const auto matmul = matmul_precision(o);
+  if (!matmul) return fail(matmul.error());
   if (!session) return fail("--device cuda needs the launcher's environment (RANK, WORLD_SIZE, MASTER_ADDR, "
                             "MASTER_PORT): run it under ddp-agent --nproc 1, srun --ddp or torchrun");
   GpuBackendConfig config;
@@ -40,6 +42,7 @@ Result<Backend> make_cuda_backend(const TrainOptions& o, const WorkerIdentity& i
   config.store = session->store.get();
   config.store_prefix = session->key("nccl/");
   config.ops = o.nccl_ops == "nonblocking" ? NcclOps::nonblocking : NcclOps::blocking;
+  config.matmul = *matmul;
   config.init_timeout = std::chrono::seconds(o.bootstrap_timeout_s);
   config.op_timeout = std::chrono::seconds(o.comm_timeout_s);
   auto gpu = make_gpu_backend(config);
@@ -68,7 +71,17 @@ Result<DataSplits> load_data(const TrainOptions& o) {
   return load_idx_dir(o.data, o.limit_train, o.limit_test);
 }
 
+Result<MatmulPrecision> matmul_precision(const TrainOptions& o) {
+  const bool gpt_on_gpu = o.model == "gpt" && o.device == "cuda";
+  if (o.precision == "bf16" && !gpt_on_gpu)
+    return fail("--precision bf16 is --model gpt's on --device cuda; --model " + o.model + " on --device " + o.device +
+                " computes in fp32: leave --precision out");
+  const bool bf16 = o.precision == "bf16" || (o.precision == "auto" && gpt_on_gpu);
+  return bf16 ? MatmulPrecision::bf16 : MatmulPrecision::fp32;
+}
+
 Result<RunPlan> plan_run(const TrainOptions& o, int world, const Dataset& train) {
+  if (auto precision = matmul_precision(o); !precision) return fail(precision.error());
   if (o.model == "linear" && train.classes > 0)
     return fail("--model linear regresses real-valued targets; use --data synthetic (IDX data has class labels)");
   if (o.model != "linear" && train.classes == 0)

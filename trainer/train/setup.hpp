@@ -14,6 +14,7 @@
 #include "ddp/base/result.hpp"
 #include "dist/bootstrap.hpp"
 #include "dist/collectives.hpp"
+#include "gpu_backend.hpp"
 #include "model/layout.hpp"
 #include "model/model.hpp"
 #include "model/ops.hpp"
@@ -40,6 +41,11 @@ struct RunPlan {
   std::string fingerprint;  // what every rank must share (bootstrap() compares it)
 };
 Result<RunPlan> plan_run(const TrainOptions& o, int world, const Dataset& train);
+
+// --precision for this run: bf16 for --model gpt on --device cuda (auto, or
+// asked), fp32 otherwise; an error for bf16 anywhere else (the CPU path and
+// the other models' kernels are fp32).
+Result<MatmulPrecision> matmul_precision(const TrainOptions& o);
 
 // The other ranks (nothing for a process on its own).
 Result<std::optional<Session>> join_ranks(const TrainOptions& o, const WorkerIdentity& id,
