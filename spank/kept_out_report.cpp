@@ -111,9 +111,9 @@ Result<KeptOut> read_kept_out(spank_t sp, ReportFifo& fifo) {
   spank_get_item(sp, S_JOB_ID, &out.job);
   spank_get_item(sp, S_JOB_STEPID, &out.step);
   spank_get_item(sp, S_JOB_UID, &out.uid);
+  if (text.empty()) return out;  // nothing kept out: no name lookup (NSS may be LDAP), no RPC
   out.user = user_name(out.uid);
   out.where = "job " + std::to_string(out.job) + "." + std::to_string(out.step) + " (user " + out.user + ")";
-  if (text.empty()) return out;  // nothing kept out
   const auto nodes = step_nodes(out.job, out.step);
   if (!nodes) return fail(nodes.error());
   auto record = load_job_record(out.job);
