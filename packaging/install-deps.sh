@@ -30,10 +30,11 @@ packages=(
   check shellcheck
   # the size lint (tests/lint/size_limits.py): each function's first and last line
   universal-ctags
-  # the sanitizer build and the fuzz targets (tests/sanitize.sh): clang with its
-  # ASan/UBSan/libFuzzer runtimes, llvm-symbolizer for readable reports,
-  # patchelf for the srun/sbatch/salloc copies that load the ASan runtime
-  clang libclang-rt-dev llvm patchelf
+  # the sanitizer build and the fuzz targets (tests/sanitize.sh): clang 19 with
+  # its ASan/UBSan/libFuzzer runtimes (14's ASan runtime can hang a task that
+  # slurmstepd forks; sanitize.sh says why), llvm-symbolizer for readable
+  # reports, patchelf for the srun/sbatch/salloc copies that load the runtime
+  clang-19 libclang-rt-19-dev llvm-19 patchelf
   # the integration tests' tools (nm/readelf, strings)
   binutils
   # the local multi-node cluster: network namespaces, veth, bridge; munge for

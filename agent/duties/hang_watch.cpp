@@ -25,7 +25,13 @@ std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_p
     }
   }
   if (!armed_and_stalled) return std::nullopt;
-  std::stable_sort(hang.stalled.begin(), hang.stalled.end(), more_suspect);
+  // Equally suspect ranks stay in local order. Not std::stable_sort: its
+  // temporary buffer is deprecated in C++20, and clang 19 (the sanitizer
+  // build) says so from inside libstdc++ 12.
+  std::ranges::sort(hang.stalled, [](const Hang::Rank& a, const Hang::Rank& b) {
+    if (more_suspect(a, b) || more_suspect(b, a)) return more_suspect(a, b);
+    return a.local < b.local;
+  });
   return hang;
 }
 
