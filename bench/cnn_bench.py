@@ -42,6 +42,24 @@ def train(cmd, env, metrics=None):
     return record
 
 
+def openblas_kernels(env):
+    """The kernel set OpenBLAS loads under env (both sides load the same library)."""
+    probe = "import ctypes; f = ctypes.CDLL('libopenblas.so.0').openblas_get_corename; " \
+            "f.restype = ctypes.c_char_p; print(f().decode())"
+    return sh(["/usr/bin/python3", "-c", probe], env=env).stdout.strip()
+
+
+def cpu_model():
+    """The CPU's name with its family and model (a VM may show only "AMD EPYC")."""
+    fields = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    name = fields.get("model name", platform.machine())
+    return f"{name} (family {fields.get('cpu family', '?')}, model {fields.get('model', '?')})"
+
+
 def cluster_env(env):
     for line in sh([CLUSTER, "env", "--name", NAME]).stdout.splitlines():
         if line.startswith("export "):
@@ -50,14 +68,16 @@ def cluster_env(env):
     return env
 
 
-def table(rows, a, torch_config, when):
+def table(rows, a, torch_config, when, kernels):
     def stats(values):
         return statistics.median(values), min(values), max(values)
 
     lines = ["# The tutorials' CNN: ddp-train vs PyTorch DDP under srun --ddp (CPU, Fashion-MNIST)", "",
              f"Measured {when} on {platform.node()} ({os.cpu_count()} cores), a local 2-node Slurm cluster, "
              f"2 workers (srun -N2 --ddp=cpu --ddp-procs=1), 1 thread each, global batch 128, {a.epochs} epoch(s), "
-             f"{a.repeats} pairs run A B A B, ratios pair by pair. Command: `bench/cnn_bench.py --epochs {a.epochs}`.",
+             f"{a.repeats} pairs run A B A B, ratios pair by pair. Command: `bench/cnn_bench.py --epochs {a.epochs}`. "
+             f"CPU: {cpu_model()}; OpenBLAS's kernels: {kernels} "
+             f"({'pinned by OPENBLAS_CORETYPE' if a.openblas_coretype else 'its own choice for this CPU'}).",
              "", "| what | median | min | max |", "|---|---|---|---|"]
     for key, label in (("ours", "ddp-train"), ("peer", "PyTorch DDP (Gloo)")):
         acc = statistics.median(r["test_accuracy"] for r in rows[key])
@@ -75,9 +95,18 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--out", default=os.path.join(HERE, "results"))
+    p.add_argument("--openblas-coretype", help="pin OpenBLAS's kernels for both sides (default: its own choice)")
     a = p.parse_args()
     plugin, agent = os.path.join(a.build, "spank", "spank_ddp.so"), os.path.join(a.build, "agent", "ddp-agent")
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", GLOO_SOCKET_IFNAME="eth0")
+    # OpenBLAS's kernels as a user's node gets them (the library's own choice
+    # for the CPU), unless pinned: an OPENBLAS_CORETYPE left in the caller's
+    # environment (one development machine had Haswell there, AVX2 on an
+    # AVX-512 CPU) would slow ddp-train's convolutions and not PyTorch's (oneDNN).
+    env.pop("OPENBLAS_CORETYPE", None)
+    if a.openblas_coretype:
+        env["OPENBLAS_CORETYPE"] = a.openblas_coretype
+    kernels = openblas_kernels(env)
     srun = ["srun", "-N2", "--ddp=cpu", "--ddp-procs=1"]
     ours = srun + [os.path.join(a.build, "trainer", "ddp-train"), "--model", "cnn", "--data", DATA, "--epochs",
                    str(a.epochs), "--batch-size", "128", "--threads", "1"]
@@ -101,11 +130,12 @@ def main():
     torch_config = sh(["/usr/bin/python3", "-c", "import torch; print(torch.__version__); print(torch.__config__.show())"]
                       ).stdout
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    lines = table(rows, a, torch_config, when)
+    lines = table(rows, a, torch_config, when, kernels)
     with open(os.path.join(a.out, "cnn.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.out, "cnn.json"), "w") as f:
-        json.dump({"when": when, "epochs": a.epochs, "torch_config": torch_config, "rows": rows}, f, indent=1)
+        json.dump({"when": when, "epochs": a.epochs, "cpu": cpu_model(), "openblas_kernels": kernels,
+                   "torch_config": torch_config, "rows": rows}, f, indent=1)
     print("\n".join(lines))
 
 

@@ -3,8 +3,8 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cstring>
 
+#include "model/cpu_clones.hpp"
 #include "model/kernels.hpp"
 
 namespace ddp::train::cpu {
@@ -19,9 +19,14 @@ void im2col(const float* x, float* cols, const ConvShape& s) {
     for (int ki = 0; ki < s.k; ++ki)
       for (int kj = 0; kj < s.k; ++kj) {
         float* row = cols + ((std::size_t(c) * s.k + ki) * s.k + kj) * oh * ow;
-        for (int r = 0; r < oh; ++r)
-          std::memcpy(row + std::size_t(r) * ow, x + (std::size_t(c) * s.in_h + r + ki) * s.in_w + kj,
-                      sizeof(float) * ow);
+        for (int r = 0; r < oh; ++r) {
+          // A plain loop, not memcpy: the runs are short (24 floats for
+          // conv2), and a call per run cost more than the copy (CMakeLists.txt
+          // keeps GCC from making it a memcpy call again).
+          const float* from = x + (std::size_t(c) * s.in_h + r + ki) * s.in_w + kj;
+          float* to = row + std::size_t(r) * ow;
+          for (int q = 0; q < ow; ++q) to[q] = from[q];
+        }
       }
 }
 
@@ -40,10 +45,24 @@ void col2im(const float* cols, float* dx, const ConvShape& s) {
       }
 }
 
+// A plane's sum in double, over 8 lanes: one chain of adds would wait out
+// each add's latency, and the compiler may not reorder a sum by itself.
+double plane_sum(const float* plane, int n) {
+  double lanes[8] = {};
+  int q = 0;
+  for (; q + 8 <= n; q += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += plane[q + l];
+  double sum = 0;
+  for (double lane : lanes) sum += lane;
+  for (; q < n; ++q) sum += plane[q];
+  return sum;
+}
+
 }  // namespace
 
 std::size_t conv_scratch(const ConvShape& s) { return s.patch() * std::size_t(s.out_h()) * s.out_w(); }
 
+DDP_CPU_CLONES
 void conv2d_forward(const float* x, const float* w, const float* b, float* y, float* cols, int batch,
                     const ConvShape& s) {
   const int spatial = s.out_h() * s.out_w(), patch = int(s.patch());
@@ -57,17 +76,13 @@ void conv2d_forward(const float* x, const float* w, const float* b, float* y, fl
   }
 }
 
+DDP_CPU_CLONES
 void conv2d_backward(const float* x, const float* w, const float* dy, float* dw, float* db, float* dx, float* cols,
                      int batch, const ConvShape& s) {
   const int spatial = s.out_h() * s.out_w(), patch = int(s.patch());
   for (int i = 0; i < batch; ++i) {
     const float* dyi = dy + std::size_t(i) * s.out_size();
-    for (int o = 0; o < s.out_c; ++o) {
-      const float* plane = dyi + std::size_t(o) * spatial;
-      double sum = 0;
-      for (int q = 0; q < spatial; ++q) sum += plane[q];
-      db[o] += float(sum);
-    }
+    for (int o = 0; o < s.out_c; ++o) db[o] += float(plane_sum(dyi + std::size_t(o) * spatial, spatial));
     im2col(x + std::size_t(i) * s.in_size(), cols, s);
     // dW [out_c x patch] += dY_i [out_c x spatial] cols^T [spatial x patch]
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s.out_c, patch, spatial, 1.0f, dyi, spatial, cols, spatial,
@@ -80,6 +95,7 @@ void conv2d_backward(const float* x, const float* w, const float* dy, float* dw,
   }
 }
 
+DDP_CPU_CLONES
 void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, int h, int w) {
   const int ph = h / 2, pw = w / 2;
   for (int p = 0; p < planes; ++p)
@@ -91,19 +107,22 @@ void relu_max_pool2_forward(const float* x, float* y, int* where, int planes, in
       int* at_out = where + (std::size_t(p) * ph + i) * pw;
       for (int j = 0; j < pw; ++j) {
         // The first maximum in row-major order (strictly greater replaces),
-        // as selects rather than branches (4.4 ms instead of 8.4 for a
-        // step's 64 images of the second convolution, 2026-11-27).
-        float m = top[2 * j];
-        int at = 0;
-        at = top[2 * j + 1] > m ? 1 : at, m = top[2 * j + 1] > m ? top[2 * j + 1] : m;
-        at = bottom[2 * j] > m ? w : at, m = bottom[2 * j] > m ? bottom[2 * j] : m;
-        at = bottom[2 * j + 1] > m ? w + 1 : at, m = bottom[2 * j + 1] > m ? bottom[2 * j + 1] : m;
+        // as selects rather than branches, so that the loop vectorises.
+        const float a = top[2 * j], b = top[2 * j + 1], c = bottom[2 * j], d = bottom[2 * j + 1];
+        const bool b_wins = b > a;
+        const float ab = b_wins ? b : a;
+        const bool c_wins = c > ab;
+        const float abc = c_wins ? c : ab;
+        const bool d_wins = d > abc;
+        const float m = d_wins ? d : abc;
+        const int at = d_wins ? w + 1 : c_wins ? w : b_wins ? 1 : 0;
         out[j] = m > 0.0f ? m : 0.0f;
         at_out[j] = m > 0.0f ? row + 2 * j + at : -1;
       }
     }
 }
 
+DDP_CPU_CLONES
 void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int planes, int h, int w) {
   const std::size_t per_plane = std::size_t(h / 2) * (w / 2);
   std::fill(dx, dx + std::size_t(planes) * h * w, 0.0f);
@@ -114,6 +133,7 @@ void relu_max_pool2_backward(const float* dy, const int* where, float* dx, int p
     }
 }
 
+DDP_CPU_CLONES
 void dropout_forward(const float* x, float* y, float* mask, int rows, int width, float p, const DropoutKey& key) {
   for (int r = 0; r < rows; ++r)
     for (int u = 0; u < width; ++u) {

@@ -14,6 +14,7 @@
 #endif
 
 #include "model/conv_layers.hpp"
+#include "model/cpu_optimizers.hpp"
 #include "model/gpt_layers.hpp"
 #include "model/kernels.hpp"
 #include "model/layers.hpp"
@@ -186,22 +187,19 @@ class CpuOps final : public Ops {
   }
   void adamw(float* w, float* m, float* v, const float* g, const float* decay, std::size_t n, float lr, float beta1,
              float beta2, float eps, float weight_decay, float clip, int* step) override {
-    const AdamBias bias = adam_bias(beta1, beta2, ++*step);
-    for (std::size_t i = 0; i < n; ++i)
-      adamw_step(w[i], m[i], v[i], g[i] * clip, lr, beta1, beta2, eps, decay[i] * weight_decay, bias);
+    cpu::adamw(w, m, v, g, decay, n, lr, beta1, beta2, eps, weight_decay, clip, adam_bias(beta1, beta2, ++*step));
   }
 
   void sgd_momentum(float* w, float* velocity, const float* g, std::size_t n, float lr, float momentum) override {
-    for (std::size_t i = 0; i < n; ++i) sgd_momentum_step(w[i], velocity[i], g[i], lr, momentum);
+    cpu::sgd_momentum(w, velocity, g, n, lr, momentum);
   }
   void adam(float* w, float* m, float* v, const float* g, std::size_t n, float lr, float beta1, float beta2,
             float eps, int* step) override {
-    const AdamBias bias = adam_bias(beta1, beta2, ++*step);
-    for (std::size_t i = 0; i < n; ++i) adam_step(w[i], m[i], v[i], g[i], lr, beta1, beta2, eps, bias);
+    cpu::adam(w, m, v, g, n, lr, beta1, beta2, eps, adam_bias(beta1, beta2, ++*step));
   }
   void adadelta(float* w, float* sq, float* acc, const float* g, std::size_t n, float lr, float rho,
                 float eps) override {
-    for (std::size_t i = 0; i < n; ++i) adadelta_step(w[i], sq[i], acc[i], g[i], lr, rho, eps);
+    cpu::adadelta(w, sq, acc, g, n, lr, rho, eps);
   }
 
  private:

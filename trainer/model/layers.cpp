@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/cpu_clones.hpp"
 #include "model/kernels.hpp"
 
 namespace ddp::train::cpu {
@@ -26,10 +27,12 @@ void linear_backward(const float* x, const float* w, const float* dy, float* dw,
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f, dy, out, w, in, 0.0f, dx, in);
 }
 
+DDP_CPU_CLONES
 void relu_forward(const float* x, float* y, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) y[i] = relu(x[i]);
 }
 
+DDP_CPU_CLONES
 void relu_backward(const float* y, const float* dy, float* dx, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) dx[i] = ddp::train::relu_backward(y[i], dy[i]);
 }
