@@ -75,7 +75,7 @@ def table(rows, a, torch_config, when, kernels):
     lines = ["# The tutorials' CNN: ddp-train vs PyTorch DDP under srun --ddp (CPU, Fashion-MNIST)", "",
              f"Measured {when} on {platform.node()} ({os.cpu_count()} cores), a local 2-node Slurm cluster, "
              f"2 workers (srun -N2 --ddp=cpu --ddp-procs=1), 1 thread each, global batch 128, {a.epochs} epoch(s), "
-             f"{a.repeats} pairs run A B A B, ratios pair by pair. Command: `bench/cnn_bench.py --epochs {a.epochs}`. "
+             f"{a.repeats} pairs run A B A B, ratios pair by pair. Command: `bench/cnn_bench.py --epochs {a.epochs} --repeats {a.repeats}`. "
              f"CPU: {cpu_model()}; OpenBLAS's kernels: {kernels} "
              f"({'pinned by OPENBLAS_CORETYPE' if a.openblas_coretype else 'its own choice for this CPU'}).",
              "", "| what | median | min | max |", "|---|---|---|---|"]
