@@ -29,7 +29,8 @@ std::optional<Hang> find_hang(const std::vector<std::optional<Progress>>& last_p
   // temporary buffer is deprecated in C++20, and clang 19 (the sanitizer
   // build) says so from inside libstdc++ 12.
   std::ranges::sort(hang.stalled, [](const Hang::Rank& a, const Hang::Rank& b) {
-    if (more_suspect(a, b) || more_suspect(b, a)) return more_suspect(a, b);
+    if (more_suspect(a, b)) return true;
+    if (more_suspect(b, a)) return false;
     return a.local < b.local;
   });
   return hang;
