@@ -43,6 +43,7 @@ void Connection::send(const rdzv::Message& message) {
 
 void Connection::send_line(std::string_view line) {
   if (fd_ < 0) return;
+  last_sent_ = std::chrono::steady_clock::now();
   out_ += line;
   if (out_.size() > kMaxQueuedBytes) {
     shut("the peer does not read what it is sent");

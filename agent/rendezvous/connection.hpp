@@ -15,6 +15,7 @@
 // from the event loop's top level.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,9 @@ class Connection {
   // Sends what is queued, as far as the socket takes it, then closes.
   void close(const std::string& why);
   bool is_open() const { return fd_ >= 0; }
+  // When a message last went to the peer (queued, if the socket was full):
+  // any message counts as a heartbeat (heartbeat.hpp).
+  std::chrono::steady_clock::time_point last_sent() const { return last_sent_; }
 
   static constexpr std::size_t kMaxQueuedBytes = 1 << 20;
   static constexpr std::size_t kStrangerLine = 1024;
@@ -63,6 +67,7 @@ class Connection {
   bool trusted_ = false;
   std::string out_;
   bool watching_out_ = false;  // EPOLLOUT in the loop's interest: changed only when that changes
+  std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace ddp::agent

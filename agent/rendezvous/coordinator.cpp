@@ -36,13 +36,13 @@ HangSuspicion suspicion_of(const HangFacts& hang) {
 Coordinator::Coordinator(EventLoop& loop, CoordinatorConfig config)
     : loop_(loop),
       config_(std::move(config)),
-      gate_(loop, GateConfig{config_.run_id, config_.secret, config_.nnodes, config_.handshake_timeout,
-                              config_.max_pending},
+      gate_(loop,
+            GateConfig{config_.run_id, config_.secret, config_.nnodes, config_.handshake_timeout, config_.max_pending},
             gate_events()),
       nodes_(config_.nnodes),
       stragglers_(config_.verbose),
       started_(Clock::now()),
-      last_heartbeat_(Clock::now()) {}
+      next_heartbeat_scan_(Clock::now()) {}
 
 Status Coordinator::listen(const std::vector<std::uint16_t>& candidates, PortRange range) {
   std::vector<PortRefusal> refusals;
@@ -423,9 +423,12 @@ std::vector<NodeSeat> Coordinator::seats() const {
 // The rendezvous timeout, heartbeats both ways.
 void Coordinator::tick_deadlines(Clock::time_point now) {
   if (phase_ == Phase::Rendezvous && now - started_ > config_.rdzv_timeout) return rendezvous_timed_out();
-  if (now - last_heartbeat_ >= config_.heartbeat_every) {
-    last_heartbeat_ = now;
-    broadcast(rdzv::Heartbeat{}.to_message());
+  // Each node's heartbeat falls due an interval after the last message it
+  // was sent; looked for four times an interval, so one is at most a quarter
+  // of an interval late (the timeout is three intervals at least).
+  if (now >= next_heartbeat_scan_) {
+    next_heartbeat_scan_ = now + config_.heartbeat_every / 4;
+    gate_.heartbeat(rdzv::Heartbeat{}.to_message(), config_.heartbeat_every);
   }
   // Silent nodes: looked for every 100 ms (the timeout is seconds), not every
   // loop turn, which at 16,384 nodes comes with nearly every message.

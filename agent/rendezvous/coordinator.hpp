@@ -237,7 +237,7 @@ class Coordinator {
   bool roster_changed_ = false;  // since the last START: --ddp-verbose prints the plan again
   std::vector<std::string> changes_;
   Clock::time_point started_;
-  Clock::time_point last_heartbeat_;
+  Clock::time_point next_heartbeat_scan_;
   Clock::time_point next_silence_scan_{};  // tick_deadlines()'s next look for silent nodes
   Clock::time_point next_straggler_look_{};  // tick_stragglers()'s: every 100 ms, not every loop turn
 };

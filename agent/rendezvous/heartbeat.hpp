@@ -1,6 +1,7 @@
 // How often each side of the rendezvous says it is alive: every node to node
 // 0, and node 0 to every node (HEARTBEAT, an empty message; any message
-// counts as one). A pure rule, the same on both sides.
+// counts as one, so a side sends HEARTBEAT only to a peer it has sent nothing
+// for an interval: heartbeat_due). A pure rule, the same on both sides.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +25,18 @@ constexpr std::chrono::milliseconds heartbeat_interval(std::uint32_t nodes, std:
   const milliseconds second{1000};
   const milliseconds by_nodes{std::int64_t(nodes) * 1000 / kHeartbeatsPerSecond};
   return std::clamp(by_nodes, second, std::max(second, timeout / 3));
+}
+
+// Whether a peer sent nothing since `last_sent` needs a HEARTBEAT now. Any
+// message is one, so the nodes just welcomed (WELCOME) and those told
+// something else within the interval (START, LOAD...) get none: at 16,384
+// nodes, a rendezvous of a few seconds then sends no heartbeat at all, where
+// one round to every node, as a broadcast every interval sent it, was a
+// quarter of node 0's sends (bench/scale_light.py). And each peer's
+// heartbeats fall due at its own times, not all 16,383 in one burst.
+constexpr bool heartbeat_due(std::chrono::steady_clock::time_point last_sent, std::chrono::steady_clock::time_point now,
+                             std::chrono::milliseconds every) {
+  return now - last_sent >= every;
 }
 
 }  // namespace ddp::agent

@@ -142,7 +142,7 @@ void RdzvClient::on_connected(std::uint32_t) {
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  last_seen_ = last_heartbeat_ = Clock::now();
+  last_seen_ = Clock::now();
   // The handshake is per connection: forget the nonces of an earlier one, so a
   // WELCOME recorded there (the connection cut after it was sent) cannot be
   // replayed on this one.
@@ -317,10 +317,7 @@ void RdzvClient::tick() {
   if (done_) return;
   const auto now = Clock::now();
   if (!welcomed_) return tick_looking(now);
-  if (now - last_heartbeat_ >= config_.heartbeat_every) {
-    last_heartbeat_ = now;
-    send(rdzv::Heartbeat{}.to_message());
-  }
+  if (conn_ && heartbeat_due(conn_->last_sent(), now, config_.heartbeat_every)) send(rdzv::Heartbeat{}.to_message());
   if (now - last_seen_ > config_.heartbeat_timeout)
     lost("no heartbeat from the rendezvous on node 0 (" + config_.coordinator_addr + ") for " +
          std::to_string(config_.heartbeat_timeout.count() / 1000) + " s (node 0 down or network cut?)");

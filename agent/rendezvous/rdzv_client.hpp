@@ -112,7 +112,7 @@ class RdzvClient {
   std::optional<rdzv::Challenge> challenge_;  // this connection's
   bool welcomed_ = false, done_ = false;
   bool older_coordinator_ = false;  // node 0 speaks protocol 3: told our version, we wait for its verdict
-  Clock::time_point deadline_, next_try_, last_seen_, last_heartbeat_;
+  Clock::time_point deadline_, next_try_, last_seen_;
   // A port that has neither refused nor challenged by then is passed by.
   std::optional<Clock::time_point> challenge_due_;
   std::size_t port_index_ = 0;

@@ -20,6 +20,7 @@
 #include "ddp/base/parse.hpp"
 #include "ddp/base/version.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
+#include "rendezvous/heartbeat.hpp"
 #include "rendezvous/listen_socket.hpp"
 
 namespace ddp::agent {
@@ -349,6 +350,17 @@ void RdzvGate::broadcast(const rdzv::Message& m) {
     auto it = peers_.find(id);
     if (it != peers_.end() && it->second.conn->is_open()) it->second.conn->send_line(line);
   }
+}
+
+void RdzvGate::heartbeat(const rdzv::Message& m, std::chrono::milliseconds every) {
+  const auto now = Clock::now();
+  std::vector<std::uint64_t> due;  // a snapshot, as in broadcast()
+  for (const auto& [id, peer] : peers_)
+    if (peer.node && peer.conn->is_open() && heartbeat_due(peer.conn->last_sent(), now, every)) due.push_back(id);
+  if (due.empty()) return;
+  const auto line = rdzv::encode(m);
+  for (const std::uint64_t id : due)
+    if (auto it = peers_.find(id); it != peers_.end() && it->second.conn->is_open()) it->second.conn->send_line(line);
 }
 
 void RdzvGate::send(std::uint64_t peer, const rdzv::Message& m) {

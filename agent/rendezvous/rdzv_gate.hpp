@@ -61,6 +61,9 @@ class RdzvGate {
 
   void send(std::uint64_t peer, const rdzv::Message& m);
   void broadcast(const rdzv::Message& m);  // to every authenticated peer
+  // `m` (a HEARTBEAT) to every authenticated peer sent nothing for `every`
+  // (heartbeat.hpp's heartbeat_due).
+  void heartbeat(const rdzv::Message& m, std::chrono::milliseconds every);
   // Whether `peer` is still connected, and authenticated as `node`.
   bool connected(std::uint64_t peer) const { return peers_.count(peer) > 0; }
   bool serves(std::uint64_t peer, std::uint32_t node) const;

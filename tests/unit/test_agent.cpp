@@ -1234,27 +1234,88 @@ START_TEST(heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout) {
 }
 END_TEST
 
+// Any message counts as a heartbeat (heartbeat.hpp), so node 0 sends one to
+// a node only once it has sent it nothing for an interval, each node on its
+// own schedule: one welcomed 600 ms after another hears its first heartbeat
+// 600 ms later (a broadcast every interval sent both theirs at once).
+START_TEST(node_0_heartbeats_each_node_an_interval_after_its_last_message) {
+  Rig rig;
+  auto& a = rig.coordinator("hb.0", kSecretA, 3);  // three nodes: no START while two are in
+  const auto admit = [&](Peer& p, std::uint32_t node) {
+    const auto s = p.challenge(rig, "hb.0");
+    const auto r = response(kSecretA, "hb.0", node, s);
+    p.send(r);
+    ck_assert(welcomed(p.line(rig), kSecretA, "hb.0", node, s, r));
+  };
+  Peer first(a.port()), second(a.port());
+  admit(first, 1);
+  rig.pump(milliseconds(600));
+  admit(second, 2);
+  CK_STR_EQ(first.line(rig, milliseconds(1000)), "HB");         // 1 s after its WELCOME
+  CK_STR_EQ(second.line(rig, milliseconds(200)), "<timeout>");  // not yet: 1 s after its own
+  CK_STR_EQ(second.line(rig, milliseconds(1500)), "HB");
+}
+END_TEST
+
+// The agent's side of the rule: while it reports something within each
+// interval (LOAD here, as the straggler watch does), it sends no heartbeat;
+// silent, one an interval later.
+START_TEST(an_agent_heartbeats_only_when_it_has_said_nothing_else) {
+  Rig rig;
+  FakeCoordinator fake;
+  const auto lost = fake.client(rig, "hb.1");
+  Peer node0(fake.accept(rig));
+  const auto snonce = rdzv::random_hex(rdzv::kNonceBytes);
+  node0.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion, "9.9.9", "hb.1", snonce}.to_message()));
+  const auto r = rdzv::decode(node0.line(rig));
+  ck_assert(r.ok() && r->verb == "RESPONSE");
+  const auto cnonce = r->get("cnonce").value_or("");
+  node0.send(rdzv::encode(rdzv::Welcome{rdzv::server_mac(kSecretA, "hb.1", 1, snonce, cnonce)}.to_message()));
+  CK_STR_EQ(node0.line(rig).substr(0, 4), "JOIN");
+  for (int i = 0; i < 6; ++i) {  // 2.4 s: two heartbeats and more, were they sent every second regardless
+    rig.clients.back().report_load(rdzv::Load{0, 400, {100}, {0}, std::nullopt});
+    CK_STR_EQ(node0.line(rig).substr(0, 4), "LOAD");
+    CK_STR_EQ(node0.line(rig, milliseconds(400)), "<timeout>");
+  }
+  CK_STR_EQ(node0.line(rig, milliseconds(1500)), "HB");
+  CK_STR_EQ(lost->c_str(), "");
+}
+END_TEST
+
 Suite* agent_suite() {
-  return make_suite(
-      "agent",
-      {all_workers_succeed_with_their_ranks, one_failure_stops_the_others_and_sets_the_exit_code,
-       a_worker_killed_by_a_signal_gives_128_plus_signal, restarts_run_a_new_attempt_with_the_count,
-       missing_command_is_127, a_response_from_another_job_is_refused,
-       a_response_replayed_on_a_new_connection_is_refused, the_client_refuses_a_welcome_replayed_on_a_new_connection,
-       a_node_of_another_version_ends_the_rendezvous_naming_both, the_client_answers_another_version_and_names_both,
-       malformed_input_closes_only_that_connection, idle_connections_time_out_and_the_oldest_are_shed,
-       one_connection_per_address_is_given_time_to_answer,
-       the_waiting_connections_are_kept_by_age_and_counted_by_address,
-       out_of_descriptors_the_oldest_stranger_is_shed, a_flood_is_logged_in_a_few_lines,
-       requeue_runs_scontrol_and_reports_its_answer, a_chatty_command_never_holds_the_loop,
-       a_command_can_outlive_slurms_stop_signal,
-       the_requeue_wait_ends_before_the_job_does,
-       find_hang_orders_the_stalled_ranks_by_silence,
-       read_progress_takes_a_step_number_or_none,
-       the_culprit_is_the_stalled_rank_outside_a_collective,
-       a_silent_worker_is_named_as_the_hang, the_coordinator_weighs_hang_reports_against_their_consequences,
-       the_coordinator_gives_a_lost_nodes_place_to_a_spare, a_signalled_node_that_leaves_is_slurms_stop_not_a_loss,
-       in_a_collective_hang_the_rank_silent_longest_is_named, a_script_that_never_signals_progress_is_told_how,
-       without_a_hang_timeout_nothing_is_watched, heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout},
-      30);
+  return make_suite("agent",
+                    {all_workers_succeed_with_their_ranks,
+                     one_failure_stops_the_others_and_sets_the_exit_code,
+                     a_worker_killed_by_a_signal_gives_128_plus_signal,
+                     restarts_run_a_new_attempt_with_the_count,
+                     missing_command_is_127,
+                     a_response_from_another_job_is_refused,
+                     a_response_replayed_on_a_new_connection_is_refused,
+                     the_client_refuses_a_welcome_replayed_on_a_new_connection,
+                     a_node_of_another_version_ends_the_rendezvous_naming_both,
+                     the_client_answers_another_version_and_names_both,
+                     malformed_input_closes_only_that_connection,
+                     idle_connections_time_out_and_the_oldest_are_shed,
+                     one_connection_per_address_is_given_time_to_answer,
+                     the_waiting_connections_are_kept_by_age_and_counted_by_address,
+                     out_of_descriptors_the_oldest_stranger_is_shed,
+                     a_flood_is_logged_in_a_few_lines,
+                     requeue_runs_scontrol_and_reports_its_answer,
+                     a_chatty_command_never_holds_the_loop,
+                     a_command_can_outlive_slurms_stop_signal,
+                     the_requeue_wait_ends_before_the_job_does,
+                     find_hang_orders_the_stalled_ranks_by_silence,
+                     read_progress_takes_a_step_number_or_none,
+                     the_culprit_is_the_stalled_rank_outside_a_collective,
+                     a_silent_worker_is_named_as_the_hang,
+                     the_coordinator_weighs_hang_reports_against_their_consequences,
+                     the_coordinator_gives_a_lost_nodes_place_to_a_spare,
+                     a_signalled_node_that_leaves_is_slurms_stop_not_a_loss,
+                     in_a_collective_hang_the_rank_silent_longest_is_named,
+                     a_script_that_never_signals_progress_is_told_how,
+                     without_a_hang_timeout_nothing_is_watched,
+                     heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout,
+                     node_0_heartbeats_each_node_an_interval_after_its_last_message,
+                     an_agent_heartbeats_only_when_it_has_said_nothing_else},
+                    30);
 }
