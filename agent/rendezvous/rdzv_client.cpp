@@ -48,6 +48,20 @@ Result<in_addr> resolve(const std::string& host) {
   return addr;
 }
 
+// A connected socket's own address: this node's address toward node 0, as
+// node 0 sees it. No route lookup: a route_to() per JOIN, with its
+// getifaddrs(), was a fifth of the CPU of the 16,384-node simulator
+// (bench/rdzv_swarm.cpp), whose clients share one process.
+std::string local_address(int fd) {
+  sockaddr_in local{};
+  socklen_t len = sizeof local;
+  char text[INET_ADDRSTRLEN] = {};
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) != 0 ||
+      !inet_ntop(AF_INET, &local.sin_addr, text, sizeof text))
+    return "?";
+  return text;
+}
+
 }  // namespace
 
 ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bool standalone, std::string host,
@@ -69,7 +83,14 @@ ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bo
 }
 
 RdzvClient::RdzvClient(EventLoop& loop, ClientConfig config, Events events)
-    : loop_(loop), config_(std::move(config)), events_(std::move(events)), random_(std::random_device{}()) {}
+    : loop_(loop),
+      config_(std::move(config)),
+      events_(std::move(events)),
+      // Seeded from the kernel's entropy (rdzv::random_hex), as the nonces
+      // are: a std::random_device per client was a third of the CPU of the
+      // 16,384-node simulator (bench/rdzv_swarm.cpp), whose clients share one
+      // process (its CPU 2.4 s with it, 1.6 s without).
+      random_(std::uint32_t(std::stoul(rdzv::random_hex(4), nullptr, 16))) {}
 
 RdzvClient::~RdzvClient() {
   if (connecting_fd_ >= 0) {
@@ -142,6 +163,7 @@ void RdzvClient::on_connected(std::uint32_t) {
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  local_addr_ = local_address(fd);
   last_seen_ = Clock::now();
   // The handshake is per connection: forget the nonces of an earlier one, so a
   // WELCOME recorded there (the connection cut after it was sent) cannot be
@@ -265,9 +287,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
                 std::to_string(rdzv::kProtocolVersion) + "): install the same slurm-ddp release on every node");
   welcomed_ = true;
   conn_->trust();
-  const auto route = route_to(config_.coordinator_addr);
-  rdzv::Join join{config_.nproc, config_.workers, config_.host, route ? route->source_address : std::string("?"),
-                  config_.slurm_node, config_.check_port};
+  rdzv::Join join{config_.nproc, config_.workers, config_.host, local_addr_, config_.slurm_node, config_.check_port};
   send(join.to_message());
 }
 

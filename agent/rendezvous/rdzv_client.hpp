@@ -110,6 +110,7 @@ class RdzvClient {
   std::vector<std::unique_ptr<Connection>> graveyard_;
   std::string client_nonce_, server_nonce_;
   std::optional<rdzv::Challenge> challenge_;  // this connection's
+  std::string local_addr_;  // this connection's own address: JOIN's `addr`, this node's address toward node 0
   bool welcomed_ = false, done_ = false;
   bool older_coordinator_ = false;  // node 0 speaks protocol 3: told our version, we wait for its verdict
   Clock::time_point deadline_, next_try_, last_seen_;
