@@ -4,7 +4,9 @@
 // the step's secret, JOIN, heartbeats, retries, STOPPED), all in one event
 // loop; none starts a worker. The script's own asyncio simulator took 21 s
 // of CPU for 16,384 nodes (rendezvous 17.5 s, 24,573 retries); this one
-// 4.2 s (rendezvous 4.0 s), on the same two cores as node 0.
+// 4.2 s (rendezvous 4.0 s), on the same two cores as node 0, and 1.6-2.0 s
+// (rendezvous 1.5-1.9 s) once the client lost three per-node costs a real
+// agent pays once (fd7c88c: doc/benchmarks.md).
 //
 //   ddp-rdzv-swarm --nodes N --port P --run ID --t0-ns T --mode failfast|spare
 //                  [--spares K] [--timeout-s S]
