@@ -27,8 +27,8 @@ constexpr std::chrono::milliseconds heartbeat_interval(std::uint32_t nodes, std:
   return std::clamp(by_nodes, second, std::max(second, timeout / 3));
 }
 
-// Whether a peer sent nothing since `last_sent` needs a HEARTBEAT now. Any
-// message is one, so the nodes just welcomed (WELCOME) and those told
+// Whether a peer last sent something at `last_sent` is due a HEARTBEAT now.
+// Any message is one, so the nodes just welcomed (WELCOME) and those told
 // something else within the interval (START, LOAD...) get none: at 16,384
 // nodes, a rendezvous of a few seconds then sends no heartbeat at all, where
 // one round to every node, as a broadcast every interval sent it, was a
