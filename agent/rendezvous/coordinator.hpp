@@ -100,6 +100,7 @@ struct PreflightState {
   std::map<std::string, Transfer> transfers;  // network: the current turn's not yet timed, by token
   std::map<std::uint32_t, CheckResult> compute;
   std::vector<TimedTransfer> timed;  // every transfer's figure (or failure)
+  bool confirmed = false;            // the slow GEMMs were checked once more (confirmation_turns)
 };
 
 // Hang reports being compared by the coordinator (note_hang). Outside the
@@ -199,6 +200,7 @@ class Coordinator {
   std::optional<std::uint32_t> take_kept_out();
   // --ddp-preflight (coordinator_preflight.cpp).
   void begin_preflight();
+  std::vector<std::string> hosts() const;  // by node
   void next_turn();
   void on_checked(std::uint32_t node, const rdzv::Checked& checked);
   void send_turn(const PreflightTurn& turn);

@@ -23,13 +23,17 @@ std::uint32_t send_ms_for(const std::vector<PreflightTurn>& turns) {
 }
 }  // namespace
 
-void Coordinator::begin_preflight() {
-  phase_ = Phase::Preflight;
+std::vector<std::string> Coordinator::hosts() const {
   std::vector<std::string> hosts;
   for (const auto& n : nodes_) hosts.push_back(n.host);
+  return hosts;
+}
+
+void Coordinator::begin_preflight() {
+  phase_ = Phase::Preflight;
   preflight_.emplace();
   preflight_->began = Clock::now();
-  preflight_->turns = preflight_turns(hosts, kRounds, true);
+  preflight_->turns = preflight_turns(hosts(), kRounds, true);
   if (config_.preflight_send_ms == 0) config_.preflight_send_ms = send_ms_for(preflight_->turns);
   if (config_.verbose)
     spdlog::info("pre-flight: {} check turn(s) for {} node(s): GEMMs of {} ms, transfers of {} ms between nodes, "
@@ -150,9 +154,20 @@ void Coordinator::tick_preflight(Clock::time_point now) {
   for (const auto& token : tokens) record_transfer(token, late);
 }
 
-// Every turn done: the figures judged, printed, and acted on.
+// Every turn done: a node slow in both GEMMs checked once more, then the
+// figures judged, printed, and acted on.
 void Coordinator::finish_preflight() {
   auto& pf = *preflight_;
+  if (!pf.confirmed) {
+    pf.confirmed = true;
+    const auto again = confirmation_turns(hosts(), judge_preflight(Measure::Compute, pf.compute));
+    if (!again.empty()) {
+      if (config_.verbose)
+        spdlog::info("pre-flight: {} turn(s) of GEMMs again, for the nodes slow in both", again.size());
+      pf.turns.insert(pf.turns.end(), again.begin(), again.end());
+      return next_turn();
+    }
+  }
   std::map<std::uint32_t, CheckResult> network;
   std::vector<PreflightVerdict> named;
   for (const auto measure : {Measure::Compute, Measure::Network}) {

@@ -99,6 +99,21 @@ std::vector<PreflightTurn> preflight_turns(const std::vector<std::string>& hosts
   return turns;
 }
 
+std::vector<PreflightTurn> confirmation_turns(const std::vector<std::string>& hosts,
+                                              const std::vector<PreflightVerdict>& named) {
+  std::vector<std::uint32_t> suspects;
+  std::vector<std::string> their_hosts;
+  for (const auto& v : named)
+    if (v.measure == Measure::Compute && v.result.rate && v.node < hosts.size()) {
+      suspects.push_back(v.node);
+      their_hosts.push_back(hosts[v.node]);
+    }
+  auto turns = preflight_turns(their_hosts, 1, false);
+  for (auto& turn : turns)
+    for (auto& node : turn.nodes) node = suspects[node];
+  return turns;
+}
+
 CheckResult best_of(const CheckResult& a, const CheckResult& b) {
   if (!a.rate) return b.rate || a.failed.empty() ? b : a;
   if (!b.rate) return a;

@@ -19,6 +19,12 @@
 // one. So a node's network figure is the slower of its best transfer out and
 // its best transfer in (link_result).
 //
+// A node the GEMM rule would name for its rate (not for a failure) gets one
+// more GEMM, alone on its host, before it is named (confirmation_turns): a
+// burst on a shared host can outlast both rounds of one node (seen on the
+// test cluster: a healthy node at 0.63x the others' median in both, and at
+// their rate again after). A slow node is slow a third time.
+//
 // The rule (judge_preflight), per measure, over the nodes with a figure
 // (three at least: of two, neither can be told from the other): a node is
 // named when its rate is at most the other nodes' median / 1.5 (a GEMM) or
@@ -95,6 +101,10 @@ struct PreflightVerdict {
 
 // The rule above, pure. `results`: by node.
 std::vector<PreflightVerdict> judge_preflight(Measure measure, const std::map<std::uint32_t, CheckResult>& results);
+// The turns that check once more the nodes `named` for a slow GEMM (hosts:
+// by node, as for preflight_turns): one node per host at a time.
+std::vector<PreflightTurn> confirmation_turns(const std::vector<std::string>& hosts,
+                                              const std::vector<PreflightVerdict>& named);
 
 // "pre-flight: node 1 (n1, 10.0.0.1) computes slowly: " and its figures:
 // "its GEMM ran at 3.1 GFLOP/s, the other nodes' median 41.2 GFLOP/s (sd 1.3

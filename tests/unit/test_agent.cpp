@@ -1282,6 +1282,44 @@ START_TEST(an_agent_heartbeats_only_when_it_has_said_nothing_else) {
 }
 END_TEST
 
+// --ddp-preflight's GEMM: a node slow in both rounds is checked once more,
+// alone, before it is named. At the others' rate then (a burst on its host,
+// over), it is not named and every node gets START; slow a third time, it
+// is (swap, and no spare: the run ends naming it).
+START_TEST(a_node_slow_in_both_gemms_is_checked_once_more_before_it_is_named) {
+  quiet();
+  for (const bool slow_again : {false, true}) {
+    Rig rig;
+    auto& c = rig.coordinator("pf.0", kSecretA, 4, milliseconds(5000), 64,
+                              [](agent::CoordinatorConfig& cc) { cc.preflight = PreflightAction::Swap; });
+    std::vector<std::unique_ptr<Peer>> nodes;
+    for (std::uint32_t n = 0; n < 4; ++n) {
+      auto& p = *nodes.emplace_back(std::make_unique<Peer>(c.port()));
+      const auto s = p.challenge(rig, "pf.0");
+      p.send(response(kSecretA, "pf.0", n, s));
+      ck_assert(p.line(rig).rfind("WELCOME", 0) == 0);
+      const auto id = std::to_string(n);
+      p.send(
+          rdzv::encode(rdzv::Join{1, {}, "n" + id, "10.0.0." + id, ""}.to_message()));  // no check port: no transfers
+    }
+    const auto gemm = [&](std::uint32_t n, std::uint64_t mflops) {
+      CK_STR_EQ(FakeNodes::next(rig, *nodes[n]).substr(0, 8), "CHECKCPU");
+      nodes[n]->send(rdzv::encode(rdzv::Checked{"compute", mflops, ""}.to_message()));
+    };
+    for (int round = 0; round < 2; ++round)
+      for (std::uint32_t n = 0; n < 4; ++n) gemm(n, n == 3 ? 100000 : 180000 + 1000 * n);
+    gemm(3, slow_again ? 100000 : 181000);  // node 3 alone
+    if (!slow_again) {
+      for (auto& p : nodes) CK_STR_EQ(FakeNodes::next(rig, *p).substr(0, 5), "START");
+      ck_assert(!c.verdict());
+      continue;
+    }
+    for (int i = 0; i < 100 && !c.verdict(); ++i) rig.turn();
+    CK_CONTAINS(cause_of(c), "slow in the pre-flight (--ddp-preflight=swap): its GEMM ran at 100.0 GFLOP/s");
+  }
+}
+END_TEST
+
 Suite* agent_suite() {
   return make_suite("agent",
                     {all_workers_succeed_with_their_ranks,
@@ -1316,6 +1354,7 @@ Suite* agent_suite() {
                      without_a_hang_timeout_nothing_is_watched,
                      heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout,
                      node_0_heartbeats_each_node_an_interval_after_its_last_message,
-                     an_agent_heartbeats_only_when_it_has_said_nothing_else},
+                     an_agent_heartbeats_only_when_it_has_said_nothing_else,
+                     a_node_slow_in_both_gemms_is_checked_once_more_before_it_is_named},
                     30);
 }

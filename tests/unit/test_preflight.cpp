@@ -153,6 +153,28 @@ START_TEST(a_node_far_below_the_others_is_named) {
 }
 END_TEST
 
+// Only the nodes named for a slow GEMM are checked again (a failed check and
+// a slow link are not), one node per host at a time.
+START_TEST(the_slow_gemms_are_checked_again_one_node_per_host) {
+  const std::vector<std::string> hosts{"a", "a", "b", "b", "c"};
+  // Nodes 1 and 3, on hosts a and b: one turn.
+  std::vector<PreflightVerdict> slow{{1, Measure::Compute, CheckResult{100000.0, ""}, 180000, 900},
+                                     {3, Measure::Compute, CheckResult{99000.0, ""}, 180000, 900}};
+  auto again = confirmation_turns(hosts, slow);
+  ck_assert_uint_eq(again.size(), 1);
+  ck_assert(again[0].measure == Measure::Compute);
+  ck_assert(again[0].nodes == (std::vector<std::uint32_t>{1, 3}));
+  slow.push_back({0, Measure::Compute, CheckResult{std::nullopt, "no BLAS"}, 0, 0});  // failed: named as it is
+  slow.push_back({4, Measure::Network, CheckResult{12.0, "", "out"}, 2400, 10});      // a link: not a GEMM
+  slow.push_back({2, Measure::Compute, CheckResult{90000.0, ""}, 180000, 900});       // host b again: a turn of its own
+  again = confirmation_turns(hosts, slow);
+  ck_assert_uint_eq(again.size(), 2);
+  ck_assert(again[0].nodes == (std::vector<std::uint32_t>{1, 3}));
+  ck_assert(again[1].nodes == (std::vector<std::uint32_t>{2}));
+  ck_assert(confirmation_turns(hosts, {}).empty());
+}
+END_TEST
+
 START_TEST(healthy_spread_and_too_few_nodes_name_nobody) {
   // Seen on the healthy test cluster: 1.4x between nodes at most, best of two rounds.
   ck_assert(judge_preflight(Measure::Compute, rates({162000, 169200, 124300, 174600})).empty());
@@ -268,9 +290,10 @@ START_TEST(the_check_sink_answers_every_transfer) {
 END_TEST
 
 Suite* preflight_suite() {
-  return make_suite("preflight", {nodes_of_one_host_take_turns_and_links_one_at_a_time,
-                                  a_node_far_below_the_others_is_named, healthy_spread_and_too_few_nodes_name_nobody,
-                                  a_failed_check_is_named_unless_every_node_failed, the_helpers_answer_becomes_checked,
-                                  the_check_sink_answers_every_transfer, a_slow_link_is_told_from_its_partners,
-                                  a_check_that_comes_while_one_runs_waits_for_it});
+  return make_suite(
+      "preflight",
+      {nodes_of_one_host_take_turns_and_links_one_at_a_time, a_node_far_below_the_others_is_named,
+       healthy_spread_and_too_few_nodes_name_nobody, a_failed_check_is_named_unless_every_node_failed,
+       the_helpers_answer_becomes_checked, the_check_sink_answers_every_transfer, a_slow_link_is_told_from_its_partners,
+       a_check_that_comes_while_one_runs_waits_for_it, the_slow_gemms_are_checked_again_one_node_per_host});
 }
