@@ -65,7 +65,7 @@ Result<JobRecord> load_job_record(std::uint32_t job) {
 // user's to set, and would let a report name any node. The step's, not the
 // job's: a completing job (a requeued one is) shows only the nodes still
 // completing (job_mgr.c packs node_bitmap_cg), while the step keeps its
-// layout until it is complete, which it is not while this slurmstepd runs.
+// layout until it is complete (make_report_fifo asks as the step starts).
 Result<std::string> step_nodes(std::uint32_t job, std::uint32_t step) {
   job_step_info_response_msg_t* info = nullptr;
   const int rc = slurm_compat::get_job_step(&info, job, step);
@@ -89,7 +89,7 @@ std::string user_name(uid_t uid) {
 
 Result<ReportFifo> make_report_fifo(std::uint32_t job, std::uint32_t step, uid_t uid, gid_t gid) {
   if (auto dir = check_report_dir(); !dir) return fail(dir.error());
-  ReportFifo fifo{std::string(kReportDir) + "/" + std::to_string(job) + "." + std::to_string(step), -1};
+  ReportFifo fifo{std::string(kReportDir) + "/" + std::to_string(job) + "." + std::to_string(step), -1, ""};
   ::unlink(fifo.path.c_str());  // a slurmstepd that died before its exit left it
   if (::mkfifo(fifo.path.c_str(), 0600) != 0) return fail("cannot make " + fifo.path + ": " + std::strerror(errno));
   fifo.fd = ::open(fifo.path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
@@ -99,6 +99,7 @@ Result<ReportFifo> make_report_fifo(std::uint32_t job, std::uint32_t step, uid_t
     ::unlink(fifo.path.c_str());
     return fail("cannot open " + fifo.path + " for the job's user: " + why);
   }
+  if (auto nodes = step_nodes(job, step)) fifo.step_nodes = std::move(nodes).value();  // else asked again at the end
   return fifo;
 }
 
@@ -114,7 +115,7 @@ Result<KeptOut> read_kept_out(spank_t sp, ReportFifo& fifo) {
   if (text.empty()) return out;  // nothing kept out: no name lookup (NSS may be LDAP), no RPC
   out.user = user_name(out.uid);
   out.where = "job " + std::to_string(out.job) + "." + std::to_string(out.step) + " (user " + out.user + ")";
-  const auto nodes = step_nodes(out.job, out.step);
+  const auto nodes = fifo.step_nodes.empty() ? step_nodes(out.job, out.step) : Result<std::string>(fifo.step_nodes);
   if (!nodes) return fail(nodes.error());
   auto record = load_job_record(out.job);
   if (!record) return fail(record.error());

@@ -34,10 +34,16 @@ inline constexpr const char* kReportDir = "/run/slurm-ddp";
 
 struct ReportFifo {
   std::string path;
-  int fd = -1;  // the read end, slurmstepd's
+  int fd = -1;             // the read end, slurmstepd's
+  std::string step_nodes;  // the step's nodes as slurmctld had them at its start ("": it did not tell)
 };
 
-// Node 0, root: the FIFO for this step, owned by the job's user, mode 0600.
+// Node 0, root, as the step starts: the FIFO for this step, owned by the
+// job's user, mode 0600, and the step's nodes from slurmctld, which a report
+// is checked against. Asked now: at the step's end, in slurm_spank_exit,
+// slurmctld may no longer list the step (seen once on Slurm 24.11, in CI:
+// "slurmctld did not tell step 36.0's nodes: not listed", and the kept-out
+// node neither reported nor excluded from a requeue).
 Result<ReportFifo> make_report_fifo(std::uint32_t job, std::uint32_t step, uid_t uid, gid_t gid);
 
 // The job as slurmctld has it when the step ends.
@@ -57,9 +63,9 @@ struct KeptOut {
 };
 
 // slurm_spank_exit, root: what the agent wrote, checked against the step's
-// nodes (slurm_get_job_steps), with the job's record (slurm_load_job);
-// removes the FIFO. Empty nodes when nothing
-// was kept out (slurmctld is not asked then). Refused lines go to slurmd's
+// nodes (make_report_fifo's; asked again if it had none), with the job's
+// record (slurm_load_job); removes the FIFO. Empty nodes when nothing was
+// kept out (slurmctld is not asked then). Refused lines go to slurmd's
 // log; an error only when slurmctld did not answer.
 Result<KeptOut> read_kept_out(spank_t sp, ReportFifo& fifo);
 
