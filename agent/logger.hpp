@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "workers/sink.hpp"
+#include "node/workers/sink.hpp"
 
 namespace ddp::agent {
 

@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "agent.hpp"
-#include "checks/checks.hpp"
+#include "node/agent.hpp"
+#include "node/checks/checks.hpp"
 #include "ddp/base/bounds.hpp"
 #include "ddp/base/version.hpp"
 #include "ddp/node/limits.hpp"
@@ -23,7 +23,7 @@
 #include "ddp/plan/ports.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "logger.hpp"
-#include "workers/worker_group.hpp"
+#include "node/workers/worker_group.hpp"
 
 using namespace ddp;
 

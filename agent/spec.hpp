@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "ddp/wire/node_plan.hpp"
-#include "workers/output.hpp"
+#include "node/workers/output.hpp"
 
 namespace ddp::agent {
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ddp/wire/failure.hpp"
+#include "job/failure_text.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "fuzz.hpp"
@@ -46,7 +47,7 @@ void check_messages(const rdzv::Message& m) {
   const auto order = rdzv::decode_order(m);
   FUZZ_CHECK(!(report && order) || m.verb == "HB");  // the two directions share only the heartbeat
   if (const auto done = rdzv::Done::from_message(m); done && done->verdict.cause)
-    FUZZ_CHECK(!ddp::describe(*done->verdict.cause).empty());
+    FUZZ_CHECK(!ddp::agent::describe(*done->verdict.cause).empty());
 }
 
 }  // namespace

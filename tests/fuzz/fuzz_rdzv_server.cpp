@@ -25,7 +25,7 @@
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 #include "fuzz.hpp"
-#include "rendezvous/coordinator.hpp"
+#include "job/coordinator.hpp"
 
 namespace {
 
@@ -99,15 +99,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto stream = ddp::fuzz::as_text(data + 2, size - 2);
 
   ddp::agent::EventLoop loop;
-  ddp::agent::CoordinatorConfig config;
-  config.run_id = kRun;
-  config.secret = kSecret;
-  config.nnodes = 3;
-  config.master_addr = "127.0.0.1";
-  config.claim_master_port = [](std::uint32_t attempt) -> ddp::Result<ddp::PortClaim> {
+  ddp::NodePlan plan;
+  plan.run_id = kRun;
+  plan.nnodes = 3;
+  plan.master_addr = "127.0.0.1";
+  ddp::agent::CoordinatorSettings settings;
+  settings.secret = kSecret;
+  settings.master_addr = "127.0.0.1";
+  settings.claim_master_port = [](std::uint32_t attempt) -> ddp::Result<ddp::PortClaim> {
     return ddp::PortClaim(-1, std::uint16_t(29500 + attempt));  // unclaimed: nothing binds it here
   };
-  ddp::agent::Coordinator coordinator(loop, config);
+  ddp::agent::Coordinator coordinator(loop, plan, std::move(settings));
   FUZZ_CHECK(coordinator.listen({0}, ddp::PortRange{1024, 65535}));
 
   Client client;

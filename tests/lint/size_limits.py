@@ -5,11 +5,14 @@ Usage: size_limits.py SOURCE_DIR
 
 Limits, for the C, C++ and CUDA files of agent/, spank/, common/ and trainer/:
 a file at most 500 lines, a function (lambdas included) at most 60 lines,
-from the line of its name to the line of its closing brace. The limits keep a
-function readable as a whole and a file about one thing: what goes over is
-split by meaning into named steps. Functions are measured with Universal Ctags
-(packaging/install-deps.sh installs it), which gives each function's first
-and last line.
+from the line of its name to the line of its closing brace. The limits are a
+guide: they keep a function readable as a whole and a file about one thing,
+so what goes over is split by meaning into named steps. A file that reads
+better whole (one class, one state machine) goes over only by name, in
+FILE_EXEMPTIONS, with its own limit and the reason; an exemption that is no
+longer needed is an error too, so the list stays true. Functions are measured
+with Universal Ctags (packaging/install-deps.sh installs it), which gives each
+function's first and last line.
 
 Standard library only: it runs on Debian's python3 with nothing installed.
 """
@@ -23,6 +26,15 @@ DIRS = ("agent", "spank", "common", "trainer")
 SOURCE_SUFFIXES = (".c", ".cpp", ".hpp", ".h", ".cu", ".cuh")
 MAX_FILE_LINES = 500
 MAX_FUNCTION_LINES = 60
+# path: (its own limit, why it stays one file)
+FILE_EXEMPTIONS = {
+    "agent/node/agent.cpp": (
+        750, "the node agent is one class: its loop, the lifecycle's events, its workers and the duties beside "
+             "them; split across files, following one event means leaving the class's file"),
+    "agent/job/job.cpp": (
+        650, "node 0's decisions are one state machine: the failure classes' policy, the restart rule and every "
+             "event's handler read together"),
+}
 
 
 def is_skipped_dir(name):
@@ -86,8 +98,15 @@ def check(root, out=sys.stdout):
     violations = []
     for path in files:
         n = line_count(os.path.join(root, path))
-        if n > MAX_FILE_LINES:
-            violations.append((path, 0, "%s: %d lines (limit %d)" % (path, n, MAX_FILE_LINES)))
+        limit, why = FILE_EXEMPTIONS.get(path, (MAX_FILE_LINES, ""))
+        if n > limit:
+            violations.append((path, 0, "%s: %d lines (limit %d%s)"
+                               % (path, n, limit, ", exempt because " + why if why else "")))
+        elif why and n <= MAX_FILE_LINES:
+            violations.append((path, 0, "%s: %d lines: within %d, so its exemption in size_limits.py is no "
+                               "longer needed; remove it" % (path, n, MAX_FILE_LINES)))
+    for path in sorted(set(FILE_EXEMPTIONS) - set(files)):
+        violations.append((path, 0, "%s: exempt in size_limits.py but not found; remove its exemption" % path))
     try:
         measured = functions(root, files)
     except RuntimeError as e:

@@ -61,6 +61,7 @@ Suite* environment_suite();
 Suite* netif_suite();
 Suite* agent_suite();
 Suite* lifecycle_suite();
+Suite* job_suite();
 Suite* binding_suite();
 Suite* trainer_data_suite();
 Suite* token_data_suite();

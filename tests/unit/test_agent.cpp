@@ -16,21 +16,25 @@
 #include <list>
 #include <sstream>
 
-#include "agent.hpp"
+#include "node/agent.hpp"
 #include "ddp/node/netif.hpp"
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
-#include "duties/command.hpp"
-#include "duties/hang_watch.hpp"
-#include "duties/requeue.hpp"
-#include "rendezvous/coordinator.hpp"
+#include "job/coordinator.hpp"
+#include "job/failure_text.hpp"
+#include "node/duties/command.hpp"
+#include "node/duties/hang_rule.hpp"
+#include "slurm/requeue.hpp"
 #include "rendezvous/heartbeat.hpp"
 #include "rendezvous/pending_index.hpp"
 #include "rendezvous/rdzv_client.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
+using ddp::agent::describe;
+using ddp::agent::rank_list;
+using ddp::agent::what_happened;
 namespace fs = std::filesystem;
 
 namespace {
@@ -144,11 +148,28 @@ START_TEST(restarts_run_a_new_attempt_with_the_count) {
 }
 END_TEST
 
-START_TEST(missing_command_is_127) {
+// A command that cannot be executed ends the run at once with a shell's
+// code (127 not found, 126 not executable), its class setup: no restart,
+// though restarts are left, and no line per worker from the children.
+START_TEST(a_command_that_cannot_be_executed_ends_at_once_as_setup) {
   quiet();
-  auto c = config(1, "");
+  const auto dir = scratch();
+  auto c = config(2, "", 3);
   c.command = {"/nonexistent/ddp-no-such-program"};
-  ck_assert_int_eq(agent::run_agent(c), 127);
+  const auto [rc, log] = run_logged(c);
+  ck_assert_int_eq(rc, 127);
+  CK_CONTAINS(log, "root cause: worker rank 0 (local rank 0) on node 0");
+  CK_CONTAINS(log, "could not be started: cannot execute /nonexistent/ddp-no-such-program: No such file or directory");
+  CK_CONTAINS(log, "class setup: the step could not begin; no restart");
+  ck_assert_msg(log.find("restarting") == std::string::npos, "restarted: %s", log.c_str());
+  const auto plain = fs::path(dir) / "not-executable";
+  std::ofstream(plain) << "#!/bin/sh\n";
+  c.command = {plain.string()};
+  const auto [rc2, log2] = run_logged(c);
+  ck_assert_int_eq(rc2, 126);
+  CK_CONTAINS(log2, "cannot execute " + plain.string() + ": Permission denied");
+  ck_assert_msg(log2.find("restarting") == std::string::npos, "restarted: %s", log2.c_str());
+  fs::remove_all(dir);
 }
 END_TEST
 
@@ -323,17 +344,19 @@ struct Rig {
 
   agent::Coordinator& coordinator(const std::string& run, const std::string& secret, std::uint32_t nnodes,
                                   milliseconds handshake = milliseconds(5000), std::size_t max_pending = 64,
-                                  const std::function<void(agent::CoordinatorConfig&)>& tweak = {}) {
-    agent::CoordinatorConfig c;
-    c.run_id = run;
+                                  const std::function<void(NodePlan&)>& tweak = {}) {
+    NodePlan plan;
+    plan.run_id = run;
+    plan.nnodes = nnodes;
+    plan.master_addr = "127.0.0.1";
+    if (tweak) tweak(plan);
+    agent::CoordinatorSettings c;
     c.secret = secret;
-    c.nnodes = nnodes;
     c.master_addr = "127.0.0.1";
     c.claim_master_port = [](std::uint32_t) -> Result<PortClaim> { return PortClaim(-1, 1); };
     c.handshake_timeout = handshake;
     c.max_pending = max_pending;
-    if (tweak) tweak(c);
-    auto& coord = coordinators.emplace_back(loop, std::move(c));
+    auto& coord = coordinators.emplace_back(loop, plan, std::move(c));
     ck_assert(coord.listen({0}, PortRange{1024, 65535}).ok());
     return coord;
   }
@@ -978,7 +1001,7 @@ END_TEST
 // the world; below it, the run ends naming the lost node and why.
 START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   Rig rig;
-  const auto spares = [](agent::CoordinatorConfig& c) {
+  const auto spares = [](NodePlan& c) {
     c.spares = 1;
     c.max_restarts = 3;
   };
@@ -1031,7 +1054,7 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   // Its cause quotes its own failure, not the one that came first from
   // another node; with no restart left the run ends there.
   auto& last = rig.coordinator("health.1", kSecretA, 3, milliseconds(5000), 64,
-                               [](agent::CoordinatorConfig& c) { c.spares = 1; });
+                               [](NodePlan& c) { c.spares = 1; });
   FakeNodes once(rig, last, "health.1", kSecretA, 3, "groups=0,1 counts=2,2");
   once.say(0, fail_message(failure(0, 1)));
   once.say(1, crash);
@@ -1046,7 +1069,7 @@ START_TEST(the_coordinator_gives_a_lost_nodes_place_to_a_spare) {
   CK_CONTAINS(unhealthy, "no restart left to go on (--ddp-restarts=0)");
 
   // --ddp-min-nodes=1 without spares: one node fewer, the world halved.
-  auto& elastic = rig.coordinator("elastic.0", kSecretA, 2, milliseconds(5000), 64, [](agent::CoordinatorConfig& c) {
+  auto& elastic = rig.coordinator("elastic.0", kSecretA, 2, milliseconds(5000), 64, [](NodePlan& c) {
     c.min_nodes = 1;
     c.max_restarts = 1;
   });
@@ -1064,7 +1087,7 @@ END_TEST
 // a worker killed by the signal before it was heard of gives way to it.
 START_TEST(a_signalled_node_that_leaves_is_slurms_stop_not_a_loss) {
   Rig rig;
-  const auto restarts = [](agent::CoordinatorConfig& c) { c.max_restarts = 3; };
+  const auto restarts = [](NodePlan& c) { c.max_restarts = 3; };
   auto& coordinator = rig.coordinator("sig.0", kSecretA, 2, milliseconds(5000), 64, restarts);
   FakeNodes nodes(rig, coordinator, "sig.0", kSecretA, 2);
   nodes.say(1, rdzv::Signalled{SIGTERM}.to_message());
@@ -1114,11 +1137,17 @@ START_TEST(a_chatty_command_never_holds_the_loop) {
   ck_assert_msg(outcome.has_value(), "no outcome after %d polls", polls);
   ck_assert(outcome->timed_out && !outcome->ok);
   ck_assert_uint_le(outcome->said.size(), agent::Command::kKeptBytes);
-  // The background sleep was in its process group: killed too (gone, or a zombie).
+  // The background sleep was in its process group: killed too (gone, or a
+  // zombie, within moments: SIGKILL is delivered, not yet acted on, when
+  // kill() returns).
   const auto first = outcome->said.substr(0, outcome->said.find('\n'));
-  std::ifstream stat("/proc/" + first + "/stat");
-  std::string pid, comm, state;
-  if (stat >> pid >> comm >> state) CK_STR_EQ(state, "Z");
+  std::string state;
+  for (int i = 0; i < 200 && state != "Z" && state != "gone"; ++i, usleep(10000)) {
+    std::ifstream stat("/proc/" + first + "/stat");
+    std::string pid, comm;
+    if (!(stat >> pid >> comm >> state)) state = "gone";
+  }
+  ck_assert_msg(state == "Z" || state == "gone", "the background sleep is still in state %s", state.c_str());
 }
 END_TEST
 
@@ -1228,9 +1257,10 @@ START_TEST(heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout) {
   plan.heartbeat_timeout_ms = 10000;
   plan.master_addr = "127.0.0.1";
   const auto client = ClientConfig::for_plan(plan, "s", false, "h", {});
-  const auto coordinator = CoordinatorConfig::for_plan(plan, "s", false, "h");
+  EventLoop loop;
+  const Coordinator coordinator(loop, plan, CoordinatorSettings::for_plan(plan, "s", false, "h"));
   ck_assert_int_eq(client.heartbeat_every.count(), 3333);
-  ck_assert_int_eq(coordinator.heartbeat_every.count(), 3333);
+  ck_assert_int_eq(coordinator.heartbeat_every().count(), 3333);
 }
 END_TEST
 
@@ -1291,7 +1321,7 @@ START_TEST(a_node_slow_in_both_gemms_is_checked_once_more_before_it_is_named) {
   for (const bool slow_again : {false, true}) {
     Rig rig;
     auto& c = rig.coordinator("pf.0", kSecretA, 4, milliseconds(5000), 64,
-                              [](agent::CoordinatorConfig& cc) { cc.preflight = PreflightAction::Swap; });
+                              [](NodePlan& cc) { cc.preflight = PreflightAction::Swap; });
     std::vector<std::unique_ptr<Peer>> nodes;
     for (std::uint32_t n = 0; n < 4; ++n) {
       auto& p = *nodes.emplace_back(std::make_unique<Peer>(c.port()));
@@ -1326,7 +1356,7 @@ Suite* agent_suite() {
                      one_failure_stops_the_others_and_sets_the_exit_code,
                      a_worker_killed_by_a_signal_gives_128_plus_signal,
                      restarts_run_a_new_attempt_with_the_count,
-                     missing_command_is_127,
+                     a_command_that_cannot_be_executed_ends_at_once_as_setup,
                      a_response_from_another_job_is_refused,
                      a_response_replayed_on_a_new_connection_is_refused,
                      the_client_refuses_a_welcome_replayed_on_a_new_connection,

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "ddp/wire/bad_node_report.hpp"
-#include "duties/bad_node_reporter.hpp"
+#include "slurm/bad_node_reporter.hpp"
 #include "requeue_exclusion.hpp"
 // Last: check.h defines a macro `fail`, which ddp/base/result.hpp declares as a function.
 #include "suites.hpp"

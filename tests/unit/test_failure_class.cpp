@@ -9,11 +9,14 @@
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/failure_class.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
-#include "duties/job_report.hpp"
-#include "duties/time_limit_watch.hpp"
+#include "job/failure_text.hpp"
+#include "job/job.hpp"
+#include "slurm/job_report.hpp"
+#include "slurm/time_limit_watch.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
+using namespace ddp::agent;
 
 namespace {
 

@@ -2,7 +2,7 @@
 // state, what moves it, and what each move asks the agent to do.
 #include <csignal>
 
-#include "lifecycle.hpp"
+#include "node/lifecycle.hpp"
 #include "suites.hpp"
 
 using namespace ddp::agent;
@@ -18,7 +18,7 @@ Transition feed(Lifecycle& l, Event e) {
   return t;
 }
 
-Event workers_stopped(bool health_running = false) { return {Event::WorkersStopped, 0, false, health_running}; }
+Event workers_stopped(bool health_running = false) { return {.kind = Event::WorkersStopped, .health_running = health_running}; }
 
 // Rendezvous -> Running, the workers started.
 Lifecycle running() {
@@ -38,7 +38,7 @@ START_TEST(a_run_that_finishes_ends_done_with_0) {
   ck_assert(!t.ignored && !t.report_stopped && t.signal_workers == 0);
   ck_assert(l.state == S::WaitOrders);
   ck_assert(!watching_workers(l));
-  feed(l, {Event::Verdict, 0, false});  // DONE 0: nothing left to stop
+  feed(l, {.kind = Event::Verdict, .exit_code = 0, .workers_running = false});  // DONE 0: nothing left to stop
   ck_assert(l.state == S::Done);
   ck_assert_int_eq(l.exit_code, 0);
   ck_assert(!l.lost && l.stop_signal == 0);
@@ -47,12 +47,12 @@ END_TEST
 
 START_TEST(a_failure_stops_reports_stopped_and_a_restart_runs_again) {
   Lifecycle l = running();
-  auto t = feed(l, {Event::WorkerFailed, 7});
+  auto t = feed(l, {.kind = Event::WorkerFailed, .exit_code = 7});
   ck_assert(l.state == S::Stopping && l.stopping_workers);
   ck_assert_int_eq(t.signal_workers, SIGTERM);
   ck_assert_int_eq(l.exit_code, 7);
   ck_assert(!watching_workers(l));  // no second failure report, no hang watch
-  ck_assert(feed(l, {Event::WorkerFailed, 9}).ignored);
+  ck_assert(feed(l, {.kind = Event::WorkerFailed, .exit_code = 9}).ignored);
   ck_assert(feed(l, {Event::StopOrder}).ignored);  // STOP for a node stopping already
   ck_assert(feed(l, {Event::Start}).ignored);      // no START while workers stop
   for (const auto kind : {Event::Started, Event::Spare, Event::Misfit, Event::StartFailed}) {
@@ -74,7 +74,7 @@ START_TEST(a_stop_order_then_the_verdict_ends_with_its_code) {
   ck_assert_int_eq(t.signal_workers, SIGTERM);
   ck_assert(l.state == S::Stopping);
   // Restarts exhausted: DONE while the workers still stop; no second signal.
-  t = feed(l, {Event::Verdict, 5, true});
+  t = feed(l, {.kind = Event::Verdict, .exit_code = 5, .workers_running = true});
   ck_assert_int_eq(t.signal_workers, 0);
   ck_assert(l.state == S::Stopping);
   ck_assert(l.finish_code == 5);
@@ -87,10 +87,10 @@ END_TEST
 
 START_TEST(restarts_exhausted_after_stopped_end_with_the_failures_code) {
   Lifecycle l = running();
-  feed(l, {Event::WorkerFailed, 3});
+  feed(l, {.kind = Event::WorkerFailed, .exit_code = 3});
   feed(l, workers_stopped());
   ck_assert(l.state == S::WaitOrders);
-  feed(l, {Event::Verdict, 3, false});
+  feed(l, {.kind = Event::Verdict, .exit_code = 3, .workers_running = false});
   ck_assert(l.state == S::Done);
   ck_assert_int_eq(l.exit_code, 3);
   ck_assert(feed(l, {Event::Start}).ignored);  // nothing starts after the verdict
@@ -133,13 +133,13 @@ END_TEST
 
 START_TEST(the_health_check_defers_stopped_until_its_verdict) {
   Lifecycle l = running();
-  feed(l, {Event::WorkerFailed, 7});
+  feed(l, {.kind = Event::WorkerFailed, .exit_code = 7});
   auto t = feed(l, workers_stopped(true));  // the HealthCheck still runs
   ck_assert(!t.report_stopped);
   ck_assert(l.state == S::Stopping && !l.stopping_workers && l.stopped_awaits_health);
-  ck_assert(feed(l, {Event::HealthVerdict, 0, false, true}).ignored == false);
+  ck_assert(feed(l, {.kind = Event::HealthVerdict, .health_running = true}).ignored == false);
   ck_assert(l.state == S::Stopping);  // still running: still waiting
-  t = feed(l, {Event::HealthVerdict, 0, false, false});
+  t = feed(l, {.kind = Event::HealthVerdict, .health_running = false});
   ck_assert(t.report_stopped);
   ck_assert(l.state == S::WaitOrders && !l.stopped_awaits_health);
   ck_assert(feed(l, {Event::HealthVerdict}).ignored);  // a verdict nobody waits for
@@ -148,9 +148,9 @@ END_TEST
 
 START_TEST(the_verdict_during_the_health_check_ends_without_stopped) {
   Lifecycle l = running();
-  feed(l, {Event::WorkerFailed, 7});
+  feed(l, {.kind = Event::WorkerFailed, .exit_code = 7});
   feed(l, workers_stopped(true));
-  const auto t = feed(l, {Event::Verdict, 7, false});
+  const auto t = feed(l, {.kind = Event::Verdict, .exit_code = 7, .workers_running = false});
   ck_assert(!t.report_stopped && t.signal_workers == 0);
   ck_assert(l.state == S::Done && !l.stopped_awaits_health);
   ck_assert_int_eq(l.exit_code, 7);
@@ -160,7 +160,7 @@ END_TEST
 
 START_TEST(a_lost_coordinator_stops_the_workers_and_ends_with_1) {
   Lifecycle l = running();
-  auto t = feed(l, {Event::Lost, 0, true});
+  auto t = feed(l, {.kind = Event::Lost, .exit_code = 0, .workers_running = true});
   ck_assert(l.lost);
   ck_assert_int_eq(t.signal_workers, SIGTERM);
   ck_assert(l.state == S::Stopping);
@@ -170,12 +170,12 @@ START_TEST(a_lost_coordinator_stops_the_workers_and_ends_with_1) {
   ck_assert_int_eq(l.exit_code, 1);
   // Lost before any worker ran: Done at once; after a failure: its code.
   Lifecycle early;
-  feed(early, {Event::Lost, 0, false});
+  feed(early, {.kind = Event::Lost, .exit_code = 0, .workers_running = false});
   ck_assert(early.state == S::Done && early.lost);
   ck_assert_int_eq(early.exit_code, 1);
   Lifecycle failed = running();
-  feed(failed, {Event::WorkerFailed, 9});
-  feed(failed, {Event::Lost, 0, true});
+  feed(failed, {.kind = Event::WorkerFailed, .exit_code = 9});
+  feed(failed, {.kind = Event::Lost, .exit_code = 0, .workers_running = true});
   feed(failed, workers_stopped());
   ck_assert_int_eq(failed.exit_code, 9);
 }
@@ -183,20 +183,20 @@ END_TEST
 
 START_TEST(a_signal_stops_the_workers_with_itself_and_ends_with_128_plus_it) {
   Lifecycle l = running();
-  auto t = feed(l, {Event::Signal, SIGINT});
+  auto t = feed(l, {.kind = Event::Signal, .signal = SIGINT});
   ck_assert_int_eq(t.signal_workers, SIGINT);  // the workers' first signal is the agent's own
   ck_assert(l.state == S::Stopping);
   ck_assert_int_eq(l.stop_signal, SIGINT);
-  t = feed(l, {Event::Signal, SIGTERM});  // a second one: no more grace
+  t = feed(l, {.kind = Event::Signal, .signal = SIGTERM});  // a second one: no more grace
   ck_assert(t.kill_workers);
   ck_assert_int_eq(t.signal_workers, 0);
-  feed(l, {Event::Verdict, 3, true});  // the signal's code wins over the verdict's
+  feed(l, {.kind = Event::Verdict, .exit_code = 3, .workers_running = true});  // the signal's code wins over the verdict's
   feed(l, workers_stopped());
   ck_assert(l.state == S::Done);
   ck_assert_int_eq(l.exit_code, 128 + SIGINT);
 
   Lifecycle term = running();
-  ck_assert_int_eq(feed(term, {Event::Signal, SIGTERM}).signal_workers, SIGTERM);
+  ck_assert_int_eq(feed(term, {.kind = Event::Signal, .signal = SIGTERM}).signal_workers, SIGTERM);
   feed(term, workers_stopped());
   ck_assert_int_eq(term.exit_code, 143);
 }
@@ -204,16 +204,16 @@ END_TEST
 
 START_TEST(a_signal_while_stopping_or_done_changes_only_the_end) {
   Lifecycle l = running();
-  feed(l, {Event::WorkerFailed, 7});
-  auto t = feed(l, {Event::Signal, SIGTERM});
+  feed(l, {.kind = Event::WorkerFailed, .exit_code = 7});
+  auto t = feed(l, {.kind = Event::Signal, .signal = SIGTERM});
   ck_assert_int_eq(t.signal_workers, 0);  // stopping already
   ck_assert(!t.kill_workers);
   ck_assert(!feed(l, workers_stopped()).report_stopped);  // the run ends instead of STOPPED
   ck_assert_int_eq(l.exit_code, 143);
   Lifecycle done = running();
   feed(done, {Event::AllFinished});
-  feed(done, {Event::Verdict, 0, false});
-  t = feed(done, {Event::Signal, SIGTERM});  // node 0 holding for a requeue
+  feed(done, {.kind = Event::Verdict, .exit_code = 0, .workers_running = false});
+  t = feed(done, {.kind = Event::Signal, .signal = SIGTERM});  // node 0 holding for a requeue
   ck_assert(done.state == S::Done);
   ck_assert_int_eq(done.exit_code, 143);
   ck_assert_int_eq(done.stop_signal, SIGTERM);
@@ -226,11 +226,11 @@ START_TEST(a_hang_is_reported_once_like_a_failure) {
   // SIGABRT when the culprit died of it) stops them like a failure.
   Lifecycle l = running();
   ck_assert(watching_workers(l));
-  const auto t = feed(l, {Event::WorkerFailed, 128 + SIGABRT});
+  const auto t = feed(l, {.kind = Event::WorkerFailed, .exit_code = 128 + SIGABRT});
   ck_assert_int_eq(t.signal_workers, SIGTERM);
   ck_assert(!watching_workers(l));  // no second report, no hang watch while stopping
   ck_assert_int_eq(l.exit_code, 134);
-  ck_assert(feed(l, {Event::WorkerFailed, 1}).ignored);
+  ck_assert(feed(l, {.kind = Event::WorkerFailed, .exit_code = 1}).ignored);
   ck_assert_int_eq(l.exit_code, 134);
 }
 END_TEST

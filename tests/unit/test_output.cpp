@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "workers/output.hpp"
-#include "workers/sink.hpp"
+#include "node/workers/output.hpp"
+#include "node/workers/sink.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

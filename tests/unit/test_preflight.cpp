@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "duties/preflight_checks.hpp"
-#include "rendezvous/check_sink.hpp"
-#include "rendezvous/preflight.hpp"
+#include "node/duties/preflight_checks.hpp"
+#include "node/duties/check_sink.hpp"
+#include "job/preflight.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

@@ -6,9 +6,11 @@
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
+#include "job/failure_text.hpp"
 #include "suites.hpp"
 
 using namespace ddp;
+using namespace ddp::agent;
 using namespace ddp::rdzv;
 
 namespace {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "duties/load_watch.hpp"
-#include "rendezvous/straggler.hpp"
+#include "node/duties/load_watch.hpp"
+#include "job/straggler.hpp"
 #include "suites.hpp"
 
 using namespace ddp;

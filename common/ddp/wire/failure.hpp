@@ -1,19 +1,17 @@
-// What went wrong in a run, as a value from the moment it is seen to the line
-// the user reads. A failure's life, and the file of each step:
+// What went wrong in a run, as data from the moment it is seen to the line
+// the user reads, and its kind's name on the wire (FAIL and DONE carry it:
+// rdzv_messages.hpp). Its life, and the file of each step:
 //
 //   seen       a node's agent reaps a failed worker, finds a hang, or cannot
-//              start its workers; it makes a Failure   agent/worker_failure.cpp
-//   reported   FAIL carries it to node 0               wire/rdzv_messages.cpp
-//   judged     the coordinator keeps the first failure of an attempt (hang
-//              reports are weighed against their consequences), or makes one
-//              for a lost or unhealthy node; it stops every node, then
-//              restarts or ends the run                 agent/coordinator.cpp
-//   delivered  DONE carries the RootCause to every agent wire/rdzv_messages.cpp
-//   printed    node 0's agent prints "root cause: " and describe()
-//                                                       agent/agent.cpp
+//              start its workers, and makes a Failure  agent/node/workers/worker_failure.cpp
+//   classed    by the node that saw it                  common/ddp/wire/failure_class.cpp
+//   reported   FAIL carries it to node 0                agent/rendezvous/rdzv_client.cpp
+//   decided    node 0 keeps the attempt's first failure, restarts or ends the
+//              run (the restart rule)                   agent/job/job.cpp
+//   printed    node 0's agent prints the verdict's root cause
+//                                                       agent/node/agent.cpp, agent/job/failure_text.cpp
 //
-// Nothing is turned into prose before describe() (below), which is the one
-// place that words a failure.
+// Nothing is turned into prose before agent/job/failure_text.cpp.
 #pragma once
 
 #include <cstdint>
@@ -105,24 +103,5 @@ struct Verdict {
   int exit_code() const { return cause ? cause->failure.exit_code : 0; }
   bool operator==(const Verdict&) const = default;
 };
-
-// "2 (host, addr)", "2 (host)" or "2": a node as messages name it.
-std::string node_name(std::uint32_t node, const std::string& host, const std::string& addr);
-
-// What a worker did, in a few words: "exited with code 3", "was killed by
-// SIGSEGV", "could not be started: ...", "hung: ..." (DDP_HEALTH_FAILURE).
-std::string what_happened(const Failure& failure);
-
-// "2,3", or "none".
-std::string rank_list(const std::vector<std::uint32_t>& ranks);
-
-// The failure in one line: "worker rank 5 (local rank 1) on node 2 (n2) was
-// killed by SIGKILL at 12:00:01 in attempt 2 of 3". `attempts` as in RootCause.
-std::string first_line(const Failure& failure, std::uint32_t attempts);
-
-// The root cause as node 0 prints it: the first line, the stderr tail and the
-// error file, the other stalled nodes, the related failure, why the run could
-// not restart.
-std::string describe(const RootCause& cause);
 
 }  // namespace ddp

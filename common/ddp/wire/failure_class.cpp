@@ -64,36 +64,6 @@ std::optional<FailureClass> class_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-ClassPolicy policy_of(FailureClass cls) {
-  switch (cls) {
-    case FailureClass::Exception:
-      return {true, false, "the script's own exception (a Python traceback)"};
-    case FailureClass::Exit:
-      return {true, false, "a non-zero exit without a Python traceback"};
-    case FailureClass::HostOom:
-      return {true, false, "out of host memory (the kernel's OOM killer: its cgroup's oom_kill count rose)"};
-    case FailureClass::GpuOom:
-      return {true, false, "out of GPU memory"};
-    case FailureClass::CudaNccl:
-      return {true, true, "a CUDA or NCCL error (a GPU, its memory or a link may be bad)"};
-    case FailureClass::Crash:
-      return {true, false, "a crash (a fatal signal from the process itself)"};
-    case FailureClass::Killed:
-      return {true, false, "killed from outside (a signal not of its own making)"};
-    case FailureClass::Hang:
-      return {true, false, "a hang"};
-    case FailureClass::NodeLost:
-      return {true, true, "a lost node"};
-    case FailureClass::NodeUnhealthy:
-      return {true, true, "a node taken out (the site's HealthCheck failed, a straggler swapped, or blamed twice)"};
-    case FailureClass::SlurmStop:
-      return {false, false, "Slurm ended the job or step"};
-    case FailureClass::Setup:
-      return {false, false, "the step could not begin"};
-  }
-  return {};
-}
-
 FailureClass classify_worker(const Failure& f, bool oom_killed) {
   if (f.signal == SIGKILL && oom_killed) return FailureClass::HostOom;
   if (says_any(f.stderr_tail, kGpuOom)) return FailureClass::GpuOom;
@@ -123,13 +93,6 @@ FailureClass default_class(const Failure& f) {
       return FailureClass::SlurmStop;
   }
   return FailureClass::Exit;
-}
-
-std::string class_line(FailureClass cls) {
-  const ClassPolicy p = policy_of(cls);
-  return std::string("class ") + class_name(cls) + ": " + p.words + "; " +
-         (p.restart ? "--ddp-restarts applies" : "no restart") + "; " +
-         (p.blame_node ? "the node's fault" : "not the node's fault");
 }
 
 }  // namespace ddp

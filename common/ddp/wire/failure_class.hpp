@@ -1,13 +1,14 @@
-// What kind of failure a root cause was, which decides what to do about it:
-// restart or not, blame the node or not. The node that sees a failure classes
-// it (it alone knows its cgroup's OOM count); the coordinator classes what it
-// makes itself (a lost node, a setup error). The class travels with the
-// failure (wire/failure.hpp) and is printed under the root cause, and put in
-// the job's Comment (agent/duties/job_comment.hpp).
+// What kind of failure a root cause was. The node that sees a failure classes
+// it (it alone knows its cgroup's OOM count); node 0 classes what it makes
+// itself (a lost node, a setup error). The class travels with the failure
+// (wire/failure.hpp), is printed under the root cause and put in the job's
+// Comment (agent/slurm/job_report.hpp). What each class means for the run
+// (restart or not, blame the node or not) is node 0's decision:
+// agent/job/job.cpp's policy_of.
 //
-// Learnt from the field: in Llama 3's 54-day run most interruptions were
-// hardware (GPUs, HBM), seen by the job as CUDA or NCCL errors; the script's
-// own exceptions and out-of-memory are the job's, not the node's.
+// In Llama 3's 54-day run most interruptions were hardware (GPUs, HBM), seen
+// by the job as CUDA or NCCL errors; the script's own exceptions and
+// out-of-memory are the job's, not the node's.
 #pragma once
 
 #include <optional>
@@ -37,14 +38,6 @@ enum class FailureClass {
 const char* class_name(FailureClass cls);
 std::optional<FailureClass> class_from_name(std::string_view name);
 
-// What a class means for the run (the defaults, doc/node-loss.md's table).
-struct ClassPolicy {
-  bool restart = true;      // --ddp-restarts applies
-  bool blame_node = false;  // counts against the node it happened on (kept out when blamed twice)
-  const char* words = "";   // "the script's own exception"
-};
-ClassPolicy policy_of(FailureClass cls);
-
 // The class of a worker's failure on the node that saw it: from its exit
 // (code, signal), the last lines of its stderr and whether its cgroup's OOM
 // killer struck while it ran. Pure.
@@ -55,9 +48,5 @@ FailureClass classify_worker(const Failure& failure, bool oom_killed);
 FailureClass default_class(const Failure& failure);
 // Its class: the one its node gave it, else default_class().
 FailureClass class_of(const Failure& failure);
-
-// "class: out of host memory (the kernel's OOM killer, its cgroup's
-// oom_kill count rose): restarts apply; not the node's fault"
-std::string class_line(FailureClass cls);
 
 }  // namespace ddp
