@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "dist/bootstrap.hpp"
-#include "dist/cpu_collectives.hpp"
+#include "process_group/bootstrap.hpp"
+#include "process_group/cpu_collectives.hpp"
 
 using namespace ddp::train;
 

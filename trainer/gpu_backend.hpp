@@ -7,9 +7,9 @@
 #include <string>
 
 #include "ddp/base/result.hpp"
-#include "dist/collectives.hpp"
-#include "dist/store.hpp"
 #include "model/ops.hpp"
+#include "process_group/collectives.hpp"
+#include "process_group/store.hpp"
 
 namespace ddp::train {
 

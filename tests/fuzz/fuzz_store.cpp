@@ -17,8 +17,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "dist/store.hpp"
 #include "fuzz.hpp"
+#include "process_group/store.hpp"
 
 namespace {
 

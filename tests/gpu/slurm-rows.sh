@@ -93,7 +93,7 @@ srun_ddp() {
 }
 
 # A worker per node on the one GPU: NCCL takes two ranks on one GPU only as
-# two hosts (trainer/dist/gpu_claims.hpp).
+# two hosts (trainer/process_group/gpu_claims.hpp).
 per_node_hostid=(sh -c 'NCCL_HOSTID=kit-node$GROUP_RANK exec "$@"' sh)
 
 # worker KIND MODULE SCRIPT ARGS...: a Python worker's command in $wcmd, or,

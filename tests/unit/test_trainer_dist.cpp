@@ -16,9 +16,9 @@
 #include <string>
 #include <thread>
 
-#include "dist/bootstrap.hpp"
-#include "dist/gpu_claims.hpp"
-#include "dist/store.hpp"
+#include "process_group/bootstrap.hpp"
+#include "process_group/gpu_claims.hpp"
+#include "process_group/store.hpp"
 #include "train/metrics.hpp"
 #include "train/snapshot.hpp"
 #include "suites.hpp"
@@ -44,7 +44,7 @@ std::string temp_dir() {
 Snapshot sample_snapshot(int step) {
   Snapshot s;
   s.meta = {{"model", "mlp 4-2 (cross-entropy)"}, {"global_step", std::to_string(step)}};
-  s.blobs = {{1.0f, 2.0f, float(step)}, {0.5f, -0.5f, 0.0f}};
+  s.arrays = {{"parameters", {1.0f, 2.0f, float(step)}}, {"sgd_velocity", {0.5f, -0.5f, 0.0f}}};
   return s;
 }
 
@@ -204,7 +204,8 @@ START_TEST(snapshot_round_trip_and_damage) {
   auto back = decode_snapshot(bytes, "f");
   ck_assert(back.ok());
   ck_assert(back->meta == s.meta);
-  ck_assert(back->blobs == s.blobs);
+  ck_assert(back->arrays == s.arrays);
+  ck_assert_int_eq(back->format, 2);
   // Truncated anywhere: refused, naming how much is there.
   for (std::size_t keep : {std::size_t(0), std::size_t(10), bytes.size() / 2, bytes.size() - 1}) {
     auto cut = decode_snapshot(std::vector<char>(bytes.begin(), bytes.begin() + long(keep)), "f");

@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "dist/cpu_collectives.hpp"
 #include "model/layout.hpp"
 #include "model/model.hpp"
 #include "model/ops.hpp"
+#include "process_group/cpu_collectives.hpp"
 #include "train/step.hpp"
 #include "suites.hpp"
 
@@ -161,6 +161,25 @@ START_TEST(model_spec_defaults_and_errors) {
 }
 END_TEST
 
+namespace {
+
+// One step as the training loop (train/loop.cpp) runs it.
+ddp::Status run_step(StepProgram& program, const int* rows, std::size_t n, bool stop, long long round) {
+  const StepWork work = program.begin(rows, n, stop, round);
+  if (work.enqueue) {
+    program.zero_gradients();
+    for (int micro = 0; micro < work.micro_batches; ++micro) {
+      program.forward(micro);
+      program.backward(micro);
+    }
+    if (auto st = program.wait_for_allreduce(); !st) return st;
+    program.optimizer_update();
+  }
+  return program.end();
+}
+
+}  // namespace
+
 START_TEST(step_program_steps_and_reads_back_one_step_late) {
   Fixture f("mlp", {8}, 6, 3, 8);
   Ops& ops = *f.ops;
@@ -177,21 +196,26 @@ START_TEST(step_program_steps_and_reads_back_one_step_late) {
   auto comm = make_local_collectives(ops);
   // --cuda-graph on a backend that cannot capture: every step runs eagerly.
   StepProgram program(ops, *comm, *f.model, f.layout, train, batch, grads, opt, StepProgram::Shape{4, 2, 1.0f, true});
-  StepReadback readback(ops, program.control_slots());
+  StepReadback readback(ops, program.control_slots(), 1);
+  StepReadback at_once(ops, program.control_slots(), 0);
   int* rows = ops.alloc_int(std::size_t(f.batch));
   for (int i = 0; i < f.batch; ++i) rows[i] = i;
 
-  ck_assert(program.run(rows, std::size_t(f.batch), false, 0).ok());
+  ck_assert_int_eq(program.begin(rows, 5, false, 0).micro_batches, 2);  // a short step: 4 rows and 1
+  ck_assert(run_step(program, rows, std::size_t(f.batch), false, 0).ok());
   for (std::size_t i = 0; i < expected.size(); ++i)
     ck_assert_msg(std::fabs(f.model->parameters()[i] - expected[i]) < 1e-6f, "parameter %zu: %g, expected %g", i,
                   double(f.model->parameters()[i]), double(expected[i]));
-  ck_assert(!readback.post_and_take_previous());  // nothing earlier to read yet
-  ck_assert(program.run(rows, std::size_t(f.batch), true, 1).ok());
-  const auto first = readback.post_and_take_previous();  // step one's, read after step two was queued
-  ck_assert(first && !first->stop && first->loss > 0.5 && first->loss < 2.0);
-  ck_assert(program.run(rows, std::size_t(f.batch), false, 0).ok());  // the second full step: capture refused
+  ck_assert(!readback.post_and_take());  // nothing earlier to read yet
+  const auto now = at_once.post_and_take();  // lag 0: this step's, at once
+  ck_assert(now && !now->stop && now->loss > 0.5 && now->loss < 2.0);
+  ck_assert(!at_once.drain());
+  ck_assert(run_step(program, rows, std::size_t(f.batch), true, 1).ok());
+  const auto first = readback.post_and_take();  // step one's, read after step two was queued
+  ck_assert(first && !first->stop && first->loss == now->loss);
+  ck_assert(run_step(program, rows, std::size_t(f.batch), false, 0).ok());  // the second full step: capture refused
   CK_STR_EQ(program.describe(), "eager");
-  const auto second = readback.post_and_take_previous();
+  const auto second = readback.post_and_take();
   ck_assert(second && second->stop);  // the stop request travelled with step two
   const auto third = readback.drain();
   ck_assert(third && !third->stop);

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "ddp/base/result.hpp"
-#include "dist/collectives.hpp"
 #include "gpu_backend.hpp"
 #include "model/ops.hpp"
+#include "process_group/collectives.hpp"
 
 namespace ddp::train::cuda {
 

@@ -2,7 +2,7 @@
 // init timeout instead of hanging. A blocking ncclCommInitRank waits forever
 // for a peer that never arrives and cannot be aborted from another thread
 // (NVIDIA/nccl issue #289). So:
-//   1. the ranks of each node compare the GPUs they took (dist/gpu_claims.hpp):
+//   1. the ranks of each node compare the GPUs they took (process_group/gpu_claims.hpp):
 //      two ranks on one GPU are refused now, with the fix, not by NCCL later;
 //   2. rank 0 publishes NCCL's unique id in the rendezvous store;
 //   3. the communicator is created non-blocking (config.blocking = 0) and
@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cuda/nccl_init.cuh"
-#include "dist/gpu_claims.hpp"
+#include "process_group/gpu_claims.hpp"
 
 namespace ddp::train::cuda {
 namespace {

@@ -2,10 +2,9 @@
 // coins, ReLU, the optimizer steps; OpenBLAS runs the products) compiled
 // three times, for x86-64-v4 (AVX-512), v3 (AVX2) and the x86-64 baseline;
 // the loader picks the best the node runs (GCC's and clang's target_clones,
-// an IFUNC). One binary serves every node of a mixed cluster. On an AMD EPYC
-// (Zen 5, 2026-11-28) the CNN trained 3-4% faster with the copies than with
-// the baseline's SSE2 alone (3 runs each, alternated); dropout's 64-bit hash
-// went from 5% of a step to 0.5%.
+// an IFUNC). One binary serves every node of a mixed cluster, each node with
+// the widest vectors it has: dropout's 64-bit hash and the pooling's
+// selects gain most from them.
 //
 // Every copy computes the same bits: these files are built with
 // -ffp-contract=off (no fused multiply-add the baseline would not do) and

@@ -25,12 +25,12 @@ namespace {
 
 // Subnormal floats cost about a hundred times a normal operation on x86
 // cores, and training reaches them: the autoencoder's small gradients and
-// Adam moments turn subnormal within an epoch, and each later epoch ran 3 to
-// 5 times slower than the first (70k, 21k, 15k samples/s on one core). They
-// are flushed to zero (FTZ) and read as zero (DAZ), as TensorFlow and oneDNN
-// do by default (PyTorch: torch.set_flush_denormal(True)); the trained models
-// do not change measurably (the same test MSE to four digits). The setting is
-// per thread: this one, and threads it starts later.
+// Adam moments turn subnormal within an epoch, which would make each later
+// epoch several times slower than the first. They are flushed to zero (FTZ)
+// and read as zero (DAZ), as TensorFlow and oneDNN do by default (PyTorch:
+// torch.set_flush_denormal(True)); the trained models reach the same test
+// metrics (doc/trainer.md, Numerics). The setting is per thread: this one,
+// and threads it starts later.
 void flush_subnormals_to_zero() {
 #if defined(__x86_64__) || defined(__i386__)
   _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);

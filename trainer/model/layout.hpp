@@ -26,8 +26,8 @@ struct ParamLayout {
   std::size_t parameters = 0;  // elements that are parameters
   // Two floats after the parameters ride with the last bucket's all-reduce:
   // the step's loss and a "stop requested" flag, so every rank learns both
-  // with no extra collective (written by train/step.cpp's StepProgram, read
-  // back by its StepReadback).
+  // with no extra collective (written by the step: train/step.cpp's
+  // StepProgram, train/gpt_task.cpp; read back by StepReadback).
   std::size_t control_offset = 0;
   static constexpr std::size_t kControlSlots = 2;
   std::size_t total = 0;  // parameters + control slots

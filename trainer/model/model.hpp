@@ -26,7 +26,7 @@ struct ModelSpec {
   std::vector<int> dims;  // input width first, output width last (the CNN: 784, 10)
   LossKind loss = LossKind::cross_entropy;
   CnnSpec cnn;                   // kind cnn
-  GptConfig gpt;                 // kind gpt (trained by train/gpt_trainer.cpp, not by Model)
+  GptConfig gpt;                 // kind gpt (trained by train/gpt_task.cpp, not by Model)
   std::string describe() const;  // "mlp 784-256-128-10 (cross-entropy)"
   std::vector<LayerParams> param_layers() const;  // forward order
   std::vector<int> fan_ins() const;

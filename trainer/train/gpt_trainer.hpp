@@ -1,14 +1,12 @@
-// The language model's training run (--model gpt, the CPU in fp32), top to
-// bottom as the image models' (trainer.hpp): the token files, the run's plan,
-// the ranks and backends, the parameters, resume; then the steps, each a
-// forward and backward per micro-batch over the windows TokenWindows deals
-// this rank, the gradient buckets all-reduced while backward goes on, the
-// clipped AdamW update at the schedule's rate; held-out losses, snapshots,
-// the reports. The schedule counts optimizer steps (--steps), not epochs.
+// The language model's training run (--model gpt, the CPU in fp32), set up
+// top to bottom as the image models' (trainer.cpp): the token files, the
+// run's plan, the ranks and backends, the parameters, resume; then the
+// training loop (loop.hpp) with the GPT's task (gpt_task.hpp). The schedule
+// counts optimizer steps (--steps), not epochs.
 #pragma once
 
 #include "data/token_file.hpp"
-#include "dist/bootstrap.hpp"
+#include "process_group/bootstrap.hpp"
 #include "train/lr_schedule.hpp"
 #include "train/options.hpp"
 #include "train/setup.hpp"

@@ -5,8 +5,8 @@
 #include <memory>
 
 #include "data/dataset.hpp"
-#include "dist/collectives.hpp"
 #include "model/ops.hpp"
+#include "process_group/collectives.hpp"
 #include "train/step.hpp"
 
 namespace ddp::train {

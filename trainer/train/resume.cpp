@@ -4,8 +4,6 @@
 
 #include <cstdint>
 
-#include "train/snapshot.hpp"
-
 namespace ddp::train {
 namespace {
 
@@ -16,15 +14,6 @@ std::uint64_t get_u64(const char* p) {
   std::uint64_t v = 0;
   for (int i = 0; i < 8; ++i) v |= std::uint64_t(std::uint8_t(p[i])) << (8 * i);
   return v;
-}
-
-// A snapshot resumes only a run of the same model, optimizer and global batch.
-Status check_same_run(const SnapshotMeta& meta, const TrainOptions& o, const RunPlan& plan, const std::string& path) {
-  const std::string model = plan.spec.describe();
-  if (meta.model == model && meta.optimizer == plan.optimizer && meta.batch_size == o.batch_size) return Ok{};
-  return fail(path + " was written by a run of " + meta.model + " / " + meta.optimizer + " / global batch " +
-              std::to_string(meta.batch_size) + ", not " + model + " / " + plan.optimizer + " / global batch " +
-              std::to_string(o.batch_size) + ": use another --snapshot-dir, or --no-resume to start over");
 }
 
 }  // namespace
@@ -47,36 +36,29 @@ Result<std::optional<ResumePoint>> decode_resume_point(const std::vector<char>& 
   return std::optional<ResumePoint>(ResumePoint{int(at(0)), at(1), at(2), int(at(3))});
 }
 
-Result<std::optional<ResumePoint>> restore_newest_snapshot(const TrainOptions& o, const RunPlan& plan, int world,
-                                                           Ops& ops, const TrainState& state) {
-  auto scan = find_newest_snapshot(o.snapshot_dir);
-  if (!scan) return fail(scan.error());
-  for (const std::string& w : scan->warnings) spdlog::warn("warning: {}", w);
-  if (!scan->newest) return std::optional<ResumePoint>();
-  const Snapshot& snap = scan->newest->snapshot;
-  const std::string& path = scan->newest->path;
-  auto meta = from_meta(snap.meta, path);
-  if (!meta) return fail(meta.error());
-  if (Status same = check_same_run(*meta, o, plan, path); !same) return fail(same.error());
-  const std::size_t parameters = plan.layout.parameters;
-  const std::size_t expect_blobs = state.optimizer_b ? 3 : 2;
-  if (snap.blobs.size() != expect_blobs || snap.blobs[0].size() != parameters)
-    return fail(path + ": its state does not fit this model (" + std::to_string(snap.blobs.size()) + " blobs)");
-  ops.upload(state.parameters, snap.blobs[0].data(), parameters);
-  ops.upload(state.optimizer_a, snap.blobs[1].data(), parameters);
-  if (state.optimizer_b) ops.upload(state.optimizer_b, snap.blobs[2].data(), parameters);
-  if (meta->world_size != world)
-    spdlog::warn("warning: {} was written with {} ranks, this run has {}: the order of samples within the "
-                 "epoch changes, the global batch does not",
-                 path, meta->world_size, world);
-  const ResumePoint& point = meta->position;
+namespace {
+
+// Rank 0: the newest snapshot a run like this one wrote, into `state`.
+Result<std::optional<ResumePoint>> restore_on_rank_0(const std::string& dir, const RunPlan& plan, int batch_size,
+                                                     int world, Ops& ops, const TrainState& state) {
+  SnapshotMeta run;  // what a snapshot must share with this run
+  run.model = plan.spec.describe();
+  run.optimizer = plan.optimizer;
+  run.batch_size = batch_size;
+  run.world_size = world;
+  auto restored = restore_snapshot(dir, run, ops, state);
+  if (!restored) return fail(restored.error());
+  if (!*restored) return std::optional<ResumePoint>();
+  const ResumePoint& point = (*restored)->meta.position;
   if (plan.spec.kind == ModelKind::gpt)  // counts steps, not epochs
-    spdlog::info("resuming from {} (global step {})", path, point.global_step);
+    spdlog::info("resuming from {} (global step {})", (*restored)->path, point.global_step);
   else
-    spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", path, point.epoch + 1,
-                 point.step_in_epoch, point.global_step);
+    spdlog::info("resuming from {} (epoch {}, step {} of the epoch, global step {})", (*restored)->path,
+                 point.epoch + 1, point.step_in_epoch, point.global_step);
   return std::optional<ResumePoint>(point);
 }
+
+}  // namespace
 
 Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lead,
                                                       const std::optional<ResumePoint>& mine,
@@ -92,11 +74,11 @@ Result<std::optional<ResumePoint>> share_resume_point(Session& session, bool lea
 }
 
 Result<std::optional<ResumePoint>> start_from_rank_0(const TrainOptions& o, const WorkerIdentity& id,
-                                                     const RunPlan& plan, Session* session, Backend& b,
-                                                     const TrainState& state) {
+                                                     const RunPlan& plan, int batch_size, Session* session,
+                                                     Backend& b, const TrainState& state) {
   std::optional<ResumePoint> point;
   if (id.rank == 0 && !o.snapshot_dir.empty() && o.resume) {
-    auto restored = restore_newest_snapshot(o, plan, id.world_size, *b.ops, state);
+    auto restored = restore_on_rank_0(o.snapshot_dir, plan, batch_size, id.world_size, *b.ops, state);
     if (!restored) return restored;
     point = *restored;
   }
@@ -105,9 +87,8 @@ Result<std::optional<ResumePoint>> start_from_rank_0(const TrainOptions& o, cons
     if (!shared) return shared;
     point = *shared;
   }
-  for (float* buffer : {state.parameters, state.optimizer_a, state.optimizer_b})
-    if (buffer)
-      if (auto st = b.comm->broadcast(buffer, plan.layout.parameters, 0); !st) return fail(st.error());
+  for (const StateArray& array : state.arrays)
+    if (auto st = b.comm->broadcast(array.data, state.count, 0); !st) return fail(st.error());
   return point;
 }
 

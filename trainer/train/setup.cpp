@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "dist/cpu_collectives.hpp"
 #include "gpu_backend.hpp"
+#include "process_group/cpu_collectives.hpp"
 
 namespace ddp::train {
 namespace {
@@ -135,6 +135,13 @@ Result<Backend> make_backend(const TrainOptions& o, const WorkerIdentity& id, Se
   if (o.device == "cpu") return make_cpu_backend(o, session, layout);
   if (o.device == "cuda") return make_cuda_backend(o, id, session);
   return fail("--device " + o.device + ": use cpu or cuda");
+}
+
+std::unique_ptr<MetricsFile> open_metrics(const TrainOptions& o, const WorkerIdentity& id, bool resumed) {
+  if (id.rank != 0 || o.metrics.empty()) return nullptr;
+  auto file = std::make_unique<MetricsFile>(o.metrics, id.attempt > 0 || resumed);
+  if (!file->open()) spdlog::warn("warning: {}; no metrics are written", file->error());
+  return file;
 }
 
 }  // namespace ddp::train

@@ -12,12 +12,13 @@
 
 #include "data/dataset.hpp"
 #include "ddp/base/result.hpp"
-#include "dist/bootstrap.hpp"
-#include "dist/collectives.hpp"
 #include "gpu_backend.hpp"
 #include "model/layout.hpp"
 #include "model/model.hpp"
 #include "model/ops.hpp"
+#include "process_group/bootstrap.hpp"
+#include "process_group/collectives.hpp"
+#include "train/metrics.hpp"
 #include "train/options.hpp"
 
 namespace ddp::train {
@@ -58,5 +59,10 @@ struct Backend {
 // --device cpu (OpenBLAS, Gloo or local) or cuda (cuBLAS, NCCL; needs `session`).
 Result<Backend> make_backend(const TrainOptions& o, const WorkerIdentity& id, Session* session,
                              const ParamLayout& layout);
+
+// Rank 0's --metrics file (null elsewhere, or without --metrics): appended to
+// by a restarted or resumed run, truncated by a fresh one; a file that cannot
+// be opened is a warning.
+std::unique_ptr<MetricsFile> open_metrics(const TrainOptions& o, const WorkerIdentity& id, bool resumed);
 
 }  // namespace ddp::train

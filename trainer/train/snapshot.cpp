@@ -16,8 +16,11 @@
 namespace ddp::train {
 namespace {
 
-constexpr char kSnapshotMagic[8] = {'D', 'D', 'P', 'S', 'N', 'A', 'P', '1'};
+// "DDPSNAP" and the format's digit; the end marker is the same in every format.
+constexpr char kMagicStem[7] = {'D', 'D', 'P', 'S', 'N', 'A', 'P'};
 constexpr char kEnd[8] = {'D', 'D', 'P', 'S', 'E', 'N', 'D', '1'};
+constexpr std::uint32_t kMaxArrays = 64;
+constexpr std::uint32_t kMaxNameBytes = 256;
 constexpr const char* kPrefix = "snapshot-";
 constexpr const char* kSuffix = ".ddps";
 
@@ -97,15 +100,20 @@ std::string snapshot_file_name(std::uint64_t global_step) {
 std::vector<char> encode_snapshot(const Snapshot& snapshot) {
   std::string meta;
   for (const auto& [k, v] : snapshot.meta) meta += k + "=" + v + "\n";
-  std::vector<char> out(kSnapshotMagic, kSnapshotMagic + 8);
+  std::vector<char> out(kMagicStem, kMagicStem + 7);
+  out.push_back(char('0' + snapshot.format));
   put<std::uint64_t>(out, 0);  // total length, patched below
   put<std::uint32_t>(out, std::uint32_t(meta.size()));
   out.insert(out.end(), meta.begin(), meta.end());
-  put<std::uint32_t>(out, std::uint32_t(snapshot.blobs.size()));
-  for (const auto& blob : snapshot.blobs) {
-    put<std::uint64_t>(out, blob.size());
-    const char* p = reinterpret_cast<const char*>(blob.data());
-    out.insert(out.end(), p, p + blob.size() * sizeof(float));  // little-endian hosts only (x86-64, aarch64)
+  put<std::uint32_t>(out, std::uint32_t(snapshot.arrays.size()));
+  for (const SnapshotArray& array : snapshot.arrays) {
+    if (snapshot.format >= 2) {
+      put<std::uint32_t>(out, std::uint32_t(array.name.size()));
+      out.insert(out.end(), array.name.begin(), array.name.end());
+    }
+    put<std::uint64_t>(out, array.values.size());
+    const char* p = reinterpret_cast<const char*>(array.values.data());
+    out.insert(out.end(), p, p + array.values.size() * sizeof(float));  // little-endian hosts only (x86-64, aarch64)
   }
   const std::uint64_t total = out.size() + 4 + 8;
   for (int i = 0; i < 8; ++i) out[8 + std::size_t(i)] = char((total >> (8 * i)) & 0xff);
@@ -114,8 +122,101 @@ std::vector<char> encode_snapshot(const Snapshot& snapshot) {
   return out;
 }
 
+namespace {
+
+// The format's number from the magic (the digit after "DDPSNAP"), or -1
+// when the bytes are not a snapshot at all.
+int format_of(const std::vector<char>& b) {
+  if (b.size() < 16 || std::memcmp(b.data(), kMagicStem, 7) != 0) return -1;
+  return b[7] >= '0' && b[7] <= '9' ? b[7] - '0' : -1;
+}
+
+// Reads a decoded file's payload (between the header and the checksum), with
+// a bound on every read: the checksum matched, but the bytes may still be
+// anyone's.
+class PayloadReader {
+ public:
+  PayloadReader(const char* begin, const char* end) : p_(begin), end_(end) {}
+  std::uint64_t left() const { return std::uint64_t(end_ - p_); }
+  bool has(std::uint64_t n) const { return left() >= n; }
+  bool done() const { return p_ == end_; }
+  template <class T>
+  T number() {
+    const T v = take<T>(p_);
+    p_ += sizeof(T);
+    return v;
+  }
+  std::string_view bytes(std::size_t n) {
+    const std::string_view v(p_, n);
+    p_ += n;
+    return v;
+  }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// Exactly what encode_snapshot() writes: "key=value\n" lines, keys non-empty,
+// unique and in order (a std::map's). Anything else is not one of our files,
+// whatever its checksum says: a repeated key would otherwise let the last one
+// silently win.
+Status read_meta(PayloadReader& in, const std::string& origin, std::map<std::string, std::string>& out) {
+  if (!in.has(4)) return fail(origin + ": malformed");
+  const std::uint32_t meta_len = in.number<std::uint32_t>();
+  if (!in.has(meta_len)) return fail(origin + ": malformed metadata");
+  const std::string_view meta = in.bytes(meta_len);
+  for (std::size_t pos = 0; pos < meta.size();) {
+    const std::size_t nl = meta.find('\n', pos);
+    if (nl == std::string_view::npos) return fail(origin + ": malformed metadata (unterminated line)");
+    const std::string_view line = meta.substr(pos, nl - pos);
+    pos = nl + 1;
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos || eq == 0) return fail(origin + ": malformed metadata line");
+    std::string key(line.substr(0, eq));
+    if (!out.empty() && !(out.rbegin()->first < key))
+      return fail(origin + ": malformed metadata (a key repeated or out of order)");
+    out.emplace_hint(out.end(), std::move(key), std::string(line.substr(eq + 1)));
+  }
+  return Ok{};
+}
+
+// The arrays: format 2 names each (non-empty, unique), format 1 none.
+Status read_arrays(PayloadReader& in, int format, const std::string& origin, std::vector<SnapshotArray>& out) {
+  if (!in.has(4)) return fail(origin + ": malformed");
+  const std::uint32_t count = in.number<std::uint32_t>();
+  if (count > kMaxArrays) return fail(origin + ": malformed (" + std::to_string(count) + " arrays)");
+  for (std::uint32_t i = 0; i < count; ++i) {
+    SnapshotArray array;
+    if (format >= 2) {
+      if (!in.has(4)) return fail(origin + ": malformed array header");
+      const std::uint32_t name_len = in.number<std::uint32_t>();
+      if (name_len == 0 || name_len > kMaxNameBytes || !in.has(name_len))
+        return fail(origin + ": malformed array name");
+      array.name = std::string(in.bytes(name_len));
+      for (const SnapshotArray& earlier : out)
+        if (earlier.name == array.name) return fail(origin + ": malformed (two arrays named '" + array.name + "')");
+    }
+    if (!in.has(8)) return fail(origin + ": malformed array header");
+    const std::uint64_t floats = in.number<std::uint64_t>();
+    if (floats > in.left() / sizeof(float)) return fail(origin + ": malformed array length");
+    array.values.resize(floats);
+    std::memcpy(array.values.data(), in.bytes(floats * sizeof(float)).data(), floats * sizeof(float));
+    out.push_back(std::move(array));
+  }
+  return Ok{};
+}
+
+}  // namespace
+
 Result<Snapshot> decode_snapshot(const std::vector<char>& b, const std::string& origin) {
-  if (b.size() < 16 || std::memcmp(b.data(), kSnapshotMagic, 8) != 0) return fail(origin + ": not a ddp-train snapshot");
+  Snapshot s;
+  s.format = format_of(b);
+  if (s.format < 0) return fail(origin + ": not a ddp-train snapshot");
+  if (s.format < kOldestSnapshotFormat || s.format > kSnapshotFormat)
+    return fail(origin + ": snapshot format " + std::to_string(s.format) + ", which this ddp-train does not read (" +
+                std::to_string(kOldestSnapshotFormat) + " to " + std::to_string(kSnapshotFormat) +
+                "): resume it with a ddp-train that does");
   const std::uint64_t total = take<std::uint64_t>(b.data() + 8);
   if (b.size() < total)
     return fail(origin + ": truncated (" + std::to_string(b.size()) + " of " + std::to_string(total) + " bytes)");
@@ -125,48 +226,10 @@ Result<Snapshot> decode_snapshot(const std::vector<char>& b, const std::string& 
   if (std::memcmp(b.data() + total - 8, kEnd, 8) != 0) return fail(origin + ": end marker missing");
   const std::uint32_t stored_crc = take<std::uint32_t>(b.data() + total - 12);
   if (crc_of(b.data(), total - 12) != stored_crc) return fail(origin + ": checksum mismatch (corrupt)");
-  // The checksum matched, but parse defensively all the same: bounds on every read.
-  const char* p = b.data() + 16;
-  const char* end = b.data() + total - 12;
-  auto need = [&](std::uint64_t n) { return std::uint64_t(end - p) >= n; };
-  if (!need(4)) return fail(origin + ": malformed");
-  const std::uint32_t meta_len = take<std::uint32_t>(p);
-  p += 4;
-  if (!need(meta_len)) return fail(origin + ": malformed metadata");
-  Snapshot s;
-  // Exactly what encode_snapshot() writes: "key=value\n" lines, keys non-empty,
-  // unique and in order (a std::map's). Anything else is not one of our files,
-  // whatever its checksum says (found by fuzzing: duplicate keys used to pass,
-  // the last one silently winning).
-  const std::string_view meta(p, meta_len);
-  p += meta_len;
-  for (std::size_t pos = 0; pos < meta.size();) {
-    const std::size_t nl = meta.find('\n', pos);
-    if (nl == std::string_view::npos) return fail(origin + ": malformed metadata (unterminated line)");
-    const std::string_view line = meta.substr(pos, nl - pos);
-    pos = nl + 1;
-    const std::size_t eq = line.find('=');
-    if (eq == std::string_view::npos || eq == 0) return fail(origin + ": malformed metadata line");
-    std::string key(line.substr(0, eq));
-    if (!s.meta.empty() && !(s.meta.rbegin()->first < key))
-      return fail(origin + ": malformed metadata (a key repeated or out of order)");
-    s.meta.emplace_hint(s.meta.end(), std::move(key), std::string(line.substr(eq + 1)));
-  }
-  if (!need(4)) return fail(origin + ": malformed");
-  const std::uint32_t blobs = take<std::uint32_t>(p);
-  p += 4;
-  if (blobs > 64) return fail(origin + ": malformed (" + std::to_string(blobs) + " blobs)");
-  for (std::uint32_t i = 0; i < blobs; ++i) {
-    if (!need(8)) return fail(origin + ": malformed blob header");
-    const std::uint64_t count = take<std::uint64_t>(p);
-    p += 8;
-    if (count > std::uint64_t(end - p) / sizeof(float)) return fail(origin + ": malformed blob length");
-    std::vector<float> blob(count);
-    std::memcpy(blob.data(), p, count * sizeof(float));
-    p += count * sizeof(float);
-    s.blobs.push_back(std::move(blob));
-  }
-  if (p != end) return fail(origin + ": trailing bytes before the checksum");
+  PayloadReader in(b.data() + 16, b.data() + total - 12);
+  if (Status st = read_meta(in, origin, s.meta); !st) return fail(st.error());
+  if (Status st = read_arrays(in, s.format, origin, s.arrays); !st) return fail(st.error());
+  if (!in.done()) return fail(origin + ": trailing bytes before the checksum");
   return s;
 }
 

@@ -1,10 +1,15 @@
-// Training snapshots that survive crashes. Only rank 0 writes (the state is
-// replicated); every rank resumes from what rank 0 reads and broadcasts.
+// The snapshot file: training state that survives crashes. Only rank 0
+// writes (the state is replicated); every rank resumes from what rank 0 reads
+// and broadcasts. What goes into one, and how it is read back into a run, is
+// train/snapshot_state.hpp's.
 //
-// One self-checking file per snapshot, snapshot-<global step>.ddps:
-//   "DDPSNAP1" | u64 total length | u32 metadata length | metadata (key=value
-//   lines) | u32 blob count | per blob: u64 float count, floats | u32 CRC-32 of
-//   everything before it | "DDPSEND1"
+// One self-checking file per snapshot, snapshot-<global step>.ddps, format 2:
+//   "DDPSNAP2" | u64 total length | u32 metadata length | metadata (key=value
+//   lines) | u32 array count | per array: u32 name length, name, u64 float
+//   count, floats | u32 CRC-32 of everything before it | "DDPSEND1"
+// Format 1 ("DDPSNAP1") is the same without the arrays' names; it is still
+// read (a snapshot written by an older ddp-train resumes), its arrays named
+// by snapshot_state.cpp from their order.
 // Written as a hidden temporary, fsync'd, renamed into place, then the
 // directory fsync'd: the rename is the commit point, so a crash at any moment
 // leaves either the old set of snapshots or the old set plus one complete new
@@ -21,13 +26,27 @@
 
 namespace ddp::train {
 
-struct Snapshot {
-  std::map<std::string, std::string> meta;  // key=value: the trainer's in snapshot_meta.hpp
-  std::vector<std::vector<float>> blobs;    // parameters, then optimizer state
+// The format this ddp-train writes, and the oldest it reads.
+constexpr int kSnapshotFormat = 2;
+constexpr int kOldestSnapshotFormat = 1;
+
+struct SnapshotArray {
+  std::string name;  // unique in its snapshot; empty in format 1, which names none
+  std::vector<float> values;
+  bool operator==(const SnapshotArray&) const = default;
 };
 
+struct Snapshot {
+  int format = kSnapshotFormat;
+  std::map<std::string, std::string> meta;  // key=value: the trainer's in snapshot_meta.hpp
+  std::vector<SnapshotArray> arrays;
+};
+
+// In `snapshot.format`: a format 1 file is what an older ddp-train wrote (the
+// tests write one, and a decoded one encodes to the same bytes).
 std::vector<char> encode_snapshot(const Snapshot& snapshot);
-// `origin` names the file in errors ("truncated: 1234 of 5678 bytes", ...).
+// Either format. `origin` names the file in errors ("truncated: 1234 of 5678
+// bytes", ...).
 Result<Snapshot> decode_snapshot(const std::vector<char>& bytes, const std::string& origin);
 
 std::string snapshot_file_name(std::uint64_t global_step);

@@ -1,6 +1,7 @@
 // A snapshot's metadata (Snapshot::meta): the run that wrote it and where it
-// stood. Written by the trainer (to_meta) and read back on resume (from_meta),
-// both here. Format 1, one key=value each:
+// stood. Written when a snapshot is saved (to_meta) and read back when it is
+// restored (from_meta: snapshot_state.cpp), both here. The metadata's own
+// format, 1 in every snapshot format (snapshot.hpp), one key=value each:
 //   format=1  model  optimizer  lr  batch_size  accum_steps  world_size
 //   epoch  step_in_epoch  global_step  adam_step  sampler_seed  shuffle  data
 // Reading is strict: a snapshot is ours only if every field is, whatever its
@@ -26,10 +27,10 @@ struct ResumePoint {
 
 struct SnapshotMeta {
   // The run that wrote it. A resumed run must have the same model, optimizer
-  // and global batch (restore_newest_snapshot); another world size is a
+  // and global batch (restore_snapshot); another world size is a
   // warning. The rest is for the record: a resumed run takes its options.
   std::string model;      // ModelSpec::describe()
-  std::string optimizer;  // sgd | adam
+  std::string optimizer;  // sgd | adam | adadelta | adamw
   float lr = 0;           // written with six decimals (std::to_string)
   int batch_size = 0;     // global
   int accum_steps = 1;

@@ -44,12 +44,6 @@ std::string StepProgram::describe() const {
   return captured_ ? "cuda graph (captured)" : "cuda graph (captured at the second full step)";
 }
 
-Status StepProgram::run(const int* indices, std::size_t rows, bool stop_requested, long long round) {
-  Status done = run_step(indices, rows, stop_requested, round);
-  if (!done) failed_ = true;
-  return done;
-}
-
 void StepProgram::set_lr(float lr) {
   if (lr == opt_.lr) return;
   opt_.lr = lr;
@@ -58,64 +52,72 @@ void StepProgram::set_lr(float lr) {
   captured_ = false;
 }
 
-Status StepProgram::run_step(const int* indices, std::size_t rows, bool stop_requested, long long round) {
+StepWork StepProgram::begin(const int* indices, std::size_t rows, bool stop_requested, long long round) {
   ops_.copy_int(step_index_, indices, rows);
   ops_.fill(stop_request_, stop_requested ? 1.0f : 0.0f, 1);
   round_host_ = int(round);  // a member: an upload's source outlives the call
   ops_.upload_int(round_, &round_host_, 1);
+  step_rows_ = rows;
+  const StepWork eager{true, int((rows + std::size_t(shape_.micro) - 1) / std::size_t(shape_.micro))};
   const bool full = rows == std::size_t(shape_.micro) * shape_.accum_steps;
-  if (!graph_wanted_ || !full) return enqueue(rows);
-  if (!captured_) {
-    if (!warmed_up_) {
-      warmed_up_ = true;
-      return enqueue(rows);
-    }
-    if (!ops_.begin_capture()) {  // this backend cannot capture: eager from now on
-      graph_wanted_ = false;
-      return enqueue(rows);
-    }
-    comm_.set_capturing(true);
-    const Status recorded = enqueue(rows);
-    const Status made = ops_.end_capture();  // always ends the capture, also after an error
+  replaying_ = graph_wanted_ && full && captured_;
+  if (replaying_) return StepWork{false, eager.micro_batches};
+  if (!graph_wanted_ || !full) return eager;
+  if (!warmed_up_) {
+    warmed_up_ = true;
+    return eager;
+  }
+  if (!ops_.begin_capture()) {  // this backend cannot capture: eager from now on
+    graph_wanted_ = false;
+    return eager;
+  }
+  comm_.set_capturing(true);
+  recording_ = true;
+  return eager;
+}
+
+Status StepProgram::end() {
+  if (recording_) {
+    recording_ = false;
+    const Status made = ops_.end_capture();
     comm_.set_capturing(false);
-    if (!recorded) return recorded;
-    if (!made) return fail("could not capture the training step into a CUDA graph: " + made.error() +
-                           "; run without --cuda-graph");
-    captured_ = true;
+    if (!made)
+      return failed(fail("could not capture the training step into a CUDA graph: " + made.error() +
+                         "; run without --cuda-graph"));
+    captured_ = replaying_ = true;
   }
+  if (!replaying_) return Ok{};
   ops_.replay();  // the captured step was recorded, not run: this runs it
-  return comm_.watch_compute_stream();
+  return failed(comm_.watch_compute_stream());
 }
 
-// One optimizer step, in llm.c's order: zero the gradients; per micro-batch
-// gather it, forward, loss, backward (which starts the all-reduce on the last
-// one); wait for the all-reduce; the optimizer. Only enqueues work, so a CUDA
-// graph can capture it whole (run_step).
-Status StepProgram::enqueue(std::size_t step_rows) {
-  zero_gradients();
-  for (std::size_t first = 0; first < step_rows; first += std::size_t(shape_.micro)) {
-    const MicroBatch micro = micro_batch(first, step_rows);
-    gather_batch(micro);
-    const DropoutKey key{shape_.dropout_seed, 0, round_, micro.index};
-    model_.forward(batch_.x, micro.rows, &key);
-    loss(micro);
-    backward(micro);
-  }
-  if (Status st = wait_for_allreduce(); !st) return st;
-  optimizer_update();
-  return Ok{};
+Status StepProgram::failed(Status st) {
+  if (!st) failed_ = true;
+  return st;
 }
 
-StepProgram::MicroBatch StepProgram::micro_batch(std::size_t first, std::size_t step_rows) const {
-  const int rows = int(std::min<std::size_t>(shape_.micro, step_rows - first));
+StepProgram::MicroBatch StepProgram::micro_batch(int micro) const {
+  const std::size_t first = std::size_t(micro) * std::size_t(shape_.micro);
+  const int rows = int(std::min<std::size_t>(shape_.micro, step_rows_ - first));
   // Accumulation: each micro-batch's mean loss weighs by its share of the
   // step, so K micro-batches equal one batch of K times the rows.
-  return MicroBatch{step_index_ + first, rows, float(rows) / float(step_rows), first + std::size_t(rows) == step_rows};
+  return MicroBatch{step_index_ + first, rows, float(rows) / float(step_rows_),
+                    first + std::size_t(rows) == step_rows_};
 }
 
 // Backward adds into the gradients and the loss into its control slot, over
 // every micro-batch of the step: both start from zero.
 void StepProgram::zero_gradients() { ops_.fill(grads_, 0.0f, layout_.total); }
+
+// Gathers the micro-batch's rows, runs the model forward (dropout keyed by
+// the step and each row's sample) and the loss.
+void StepProgram::forward(int m) {
+  const MicroBatch micro = micro_batch(m);
+  gather_batch(micro);
+  const DropoutKey key{shape_.dropout_seed, 0, round_, micro.index};
+  model_.forward(batch_.x, micro.rows, &key);
+  loss(micro);
+}
 
 void StepProgram::gather_batch(const MicroBatch& micro) {
   ops_.gather_rows(train_.features, micro.index, micro.rows, train_.width, batch_.x);
@@ -141,7 +143,8 @@ void StepProgram::loss(const MicroBatch& micro) {
 // done, overlapping the rest of backward; the others only accumulate
 // (no_sync: one reduction per step). The stop request rides in the last
 // bucket, beside the loss.
-void StepProgram::backward(const MicroBatch& micro) {
+void StepProgram::backward(int m) {
+  const MicroBatch micro = micro_batch(m);
   if (micro.last) ops_.copy(grads_ + layout_.control_offset + 1, stop_request_, 1);
   std::size_t next_bucket = 0;
   model_.backward(batch_.x, micro.rows, grads_, [&](int layer) {
@@ -153,7 +156,16 @@ void StepProgram::backward(const MicroBatch& micro) {
   });
 }
 
-Status StepProgram::wait_for_allreduce() { return comm_.finish_buckets(); }
+// A failure ends a recording too: a capture is always ended.
+Status StepProgram::wait_for_allreduce() {
+  const Status done = comm_.finish_buckets();
+  if (!done && recording_) {
+    recording_ = false;
+    (void)ops_.end_capture();
+    comm_.set_capturing(false);
+  }
+  return failed(done);
+}
 
 void StepProgram::optimizer_update() {
   if (opt_.kind == OptimizerKind::adam)
@@ -168,7 +180,7 @@ void StepProgram::optimizer_update() {
 
 // ---------------------------------------------------------------------------
 
-StepReadback::StepReadback(Ops& ops, const float* slots) : ops_(ops), slots_(slots) {
+StepReadback::StepReadback(Ops& ops, const float* slots, int lag) : ops_(ops), slots_(slots), lag_(lag) {
   host_ = ops_.alloc_host(std::size_t(Ops::kFences) * ParamLayout::kControlSlots);
 }
 
@@ -177,12 +189,12 @@ StepReadback::~StepReadback() {
   ops_.release_host(host_);
 }
 
-std::optional<StepControl> StepReadback::post_and_take_previous() {
+std::optional<StepControl> StepReadback::post_and_take() {
   const int slot = int(posted_ % Ops::kFences);  // its previous user was taken already
   ops_.download_async(host_ + std::size_t(slot) * ParamLayout::kControlSlots, slots_, ParamLayout::kControlSlots);
   ops_.fence(slot);
   ++posted_;
-  if (posted_ - taken_ < 2) return std::nullopt;
+  if (posted_ - taken_ <= lag_) return std::nullopt;
   return take();
 }
 

@@ -1,15 +1,19 @@
-// One optimizer step as device work, and what the host learns from it.
+// One optimizer step of the image models as device work, and what the host
+// learns from a step (every model's).
 //
-// StepProgram enqueues a step the same way whether it runs at once or is
-// captured into a CUDA graph and replayed: every pointer and scalar it uses is
-// fixed for the run, and what changes from step to step lives in ops memory
-// and is written just before the step (the rows' sample indices, the stop
-// request; Adam counts its own steps on the device). On an H100 the MLP's step
-// is a few dozen kernels of a few microseconds each: launched one by one the
-// host, not the GPU, sets the pace; replayed as one graph it does not.
+// StepProgram holds the pieces of the image models' step that the training
+// loop (train/loop.cpp) calls in order, and enqueues them the same way
+// whether they run at once or are recorded into a CUDA graph and replayed:
+// every pointer and scalar they use is fixed for the run, and what changes
+// from step to step lives in ops memory and is written just before the step
+// (the rows' sample indices, the stop request; Adam counts its own steps on
+// the device). On a GPU the MLP's step is a few dozen kernels of a few
+// microseconds each: launched one by one the host, not the GPU, sets the
+// pace; replayed as one graph it does not.
 //
-// StepReadback brings each step's reduced loss and stop flag to the host one
-// step late, so the host never drains the GPU between steps.
+// StepReadback brings each step's reduced loss and stop flag to the host,
+// for the image models one step late, so the host never drains the GPU
+// between steps.
 #pragma once
 
 #include <cstddef>
@@ -18,9 +22,9 @@
 #include <string>
 
 #include "ddp/base/result.hpp"
-#include "dist/collectives.hpp"
 #include "model/model.hpp"
 #include "model/ops.hpp"
+#include "process_group/collectives.hpp"
 
 namespace ddp::train {
 
@@ -56,6 +60,14 @@ struct BatchBuffers {
   float* targets = nullptr;
 };
 
+// How the loop runs a step (StepProgram::begin, TrainingTask::begin_step).
+struct StepWork {
+  // false: a step recorded into a CUDA graph replays whole in end_step(); its
+  // pieces are not called again.
+  bool enqueue = true;
+  int micro_batches = 1;  // forward and backward of each, the last one's all-reduced
+};
+
 class StepProgram {
  public:
   struct Shape {
@@ -71,13 +83,24 @@ class StepProgram {
   StepProgram(const StepProgram&) = delete;
   StepProgram& operator=(const StepProgram&) = delete;
 
-  // One step over `rows` rows whose sample indices start at `indices` (ops
-  // memory), then the optimizer. Full steps replay the captured graph when
-  // --cuda-graph is on (capturing it at the second full step: the first
-  // connects NCCL's peers and lets cuBLAS settle, outside any capture); a
-  // short last step of an epoch always runs eagerly.
-  // `round`: the global step, which keys dropout's coins.
-  Status run(const int* indices, std::size_t rows, bool stop_requested, long long round);
+  // A step over `rows` rows whose sample indices start at `indices` (ops
+  // memory); `round`: the global step, which keys dropout's coins. With
+  // --cuda-graph a full step is recorded at the second full step (the first
+  // connects NCCL's peers and lets cuBLAS settle, outside any capture) and
+  // replayed from then on; a short last step of an epoch is always enqueued.
+  StepWork begin(const int* indices, std::size_t rows, bool stop_requested, long long round);
+  // The pieces, in llm.c's order: zero the gradients; per micro-batch gather
+  // it, forward and the loss, backward (the last one starts the all-reduce);
+  // wait for the all-reduce; the optimizer. They only enqueue work, so a
+  // CUDA graph can record them.
+  void zero_gradients();
+  void forward(int micro);
+  void backward(int micro);
+  Status wait_for_allreduce();
+  void optimizer_update();
+  // Ends a recording, and runs a recorded step (a graph is recorded, not run).
+  Status end();
+
   // A new learning rate (the schedule's, each epoch): a captured step is
   // captured again, since it holds the rate it was recorded with.
   void set_lr(float lr);
@@ -97,15 +120,10 @@ class StepProgram {
     bool last = false;
   };
 
-  Status run_step(const int* indices, std::size_t rows, bool stop_requested, long long round);
-  Status enqueue(std::size_t rows);  // the step, as the capture records it
-  MicroBatch micro_batch(std::size_t first, std::size_t step_rows) const;
-  void zero_gradients();
+  MicroBatch micro_batch(int micro) const;
   void gather_batch(const MicroBatch& micro);
   void loss(const MicroBatch& micro);
-  void backward(const MicroBatch& micro);
-  Status wait_for_allreduce();
-  void optimizer_update();
+  Status failed(Status st);  // records a failed step (the communicator may be aborted already)
 
   Ops& ops_;
   Collectives& comm_;
@@ -120,10 +138,13 @@ class StepProgram {
   float* stop_request_ = nullptr;  // 1 if this rank asks every rank to stop, else 0
   int* round_ = nullptr;           // the global step, for dropout
   int round_host_ = 0;
+  std::size_t step_rows_ = 0;
   bool graph_wanted_ = false;
   bool warmed_up_ = false;
   bool captured_ = false;
-  bool failed_ = false;  // a step failed: the communicator may be aborted already
+  bool recording_ = false;  // this step's pieces go into the CUDA graph
+  bool replaying_ = false;  // this step is the recorded graph's
+  bool failed_ = false;     // a step failed: the communicator may be aborted already
 };
 
 struct StepControl {
@@ -133,15 +154,17 @@ struct StepControl {
 
 class StepReadback {
  public:
-  // `slots`: kControlSlots floats in ops memory, reduced with the last bucket.
-  StepReadback(Ops& ops, const float* slots);
+  // `slots`: kControlSlots floats in ops memory, reduced with the last bucket;
+  // `lag`: how many steps late the host reads them, 0 or 1 (< Ops::kFences).
+  StepReadback(Ops& ops, const float* slots, int lag);
   ~StepReadback();
   StepReadback(const StepReadback&) = delete;
   StepReadback& operator=(const StepReadback&) = delete;
 
   // Just after a step is queued: queues the copy of its slots, and returns
-  // the previous step's, waiting for that step alone (none after the first).
-  std::optional<StepControl> post_and_take_previous();
+  // those of the step `lag` steps back, waiting for that step alone (none
+  // while fewer have run).
+  std::optional<StepControl> post_and_take();
   // The newest posted step's, if not taken yet (end of epoch, before evaluation).
   std::optional<StepControl> drain();
 
@@ -150,6 +173,7 @@ class StepReadback {
 
   Ops& ops_;
   const float* slots_;
+  const int lag_;
   float* host_;  // Ops::kFences copies of the slots, page-locked
   long long posted_ = 0;
   long long taken_ = 0;

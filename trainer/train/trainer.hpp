@@ -1,7 +1,8 @@
 // The training run, top to bottom: identity, data, the run's plan, bootstrap
-// and backends (setup.hpp), model, resume (resume.hpp), then the epochs: the
-// step loop with overlapped bucket all-reduce, evaluation, snapshots,
-// metrics. Returns the process exit code.
+// and backends (setup.hpp), model, resume (resume.hpp), then the training
+// loop (loop.hpp) with the model's task: the image models' (image_task.hpp)
+// or the GPT's (gpt_trainer.hpp, gpt_task.hpp). Returns the process exit
+// code.
 #pragma once
 
 #include "train/options.hpp"

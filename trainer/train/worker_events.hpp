@@ -1,10 +1,8 @@
-// What reaches a training process from outside its step loop, shared by the
-// image models' trainer (trainer.cpp) and the language model's
-// (gpt_trainer.cpp): Slurm's preemption warning, and the tests' injected
-// faults.
+// What reaches a training process from outside its step loop (loop.cpp):
+// Slurm's preemption warning, and the tests' injected faults.
 #pragma once
 
-#include "dist/bootstrap.hpp"
+#include "process_group/bootstrap.hpp"
 #include "train/options.hpp"
 
 namespace ddp::train {

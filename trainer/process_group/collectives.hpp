@@ -1,5 +1,5 @@
 // Collectives: what data parallelism needs from the network, one
-// implementation per backend. GlooCollectives (dist/gloo_collectives.cpp)
+// implementation per backend. GlooCollectives (process_group/gloo_collectives.cpp)
 // reduces host memory over TCP on a communication thread; NcclCollectives
 // (cuda/nccl_collectives.cu) reduces device memory on its own CUDA stream.
 // Counts are elements (float32), never bytes.

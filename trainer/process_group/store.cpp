@@ -1,4 +1,4 @@
-#include "dist/store.hpp"
+#include "process_group/store.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

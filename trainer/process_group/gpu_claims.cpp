@@ -1,4 +1,4 @@
-#include "dist/gpu_claims.hpp"
+#include "process_group/gpu_claims.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "dist/shm_group.hpp"
+#include "process_group/shm_group.hpp"
 
 #include <fcntl.h>
 #include <sched.h>

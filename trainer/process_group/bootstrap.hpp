@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "ddp/base/result.hpp"
-#include "dist/store.hpp"
+#include "process_group/store.hpp"
 
 namespace ddp::train {
 

@@ -31,8 +31,8 @@
 #include <thread>
 
 #include "ddp/node/netif.hpp"
-#include "dist/cpu_collectives.hpp"
-#include "dist/shm_group.hpp"
+#include "process_group/cpu_collectives.hpp"
+#include "process_group/shm_group.hpp"
 
 namespace ddp::train {
 namespace {
@@ -102,9 +102,9 @@ class GlooMesh {
   std::uint32_t tag_ = 0;  // only the communication thread uses a mesh: tags match across ranks
 };
 
-// Gloo's connectFullMesh took the store as `Store&` until 2025 (Debian 12 and
-// 13) and takes `std::shared_ptr<Store>&` since (Debian unstable); exactly one
-// of these two compiles against a given Gloo.
+// Gloo's connectFullMesh takes the store as `Store&` in Debian 12's and 13's
+// Gloo and as `std::shared_ptr<Store>&` in Debian unstable's; exactly one of
+// these two compiles against a given Gloo.
 template <class Context>
 auto connect_full_mesh(Context& context, std::shared_ptr<gloo::rendezvous::Store>& store,
                        std::shared_ptr<gloo::transport::Device>& device)

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "ddp/base/result.hpp"
-#include "dist/bootstrap.hpp"
+#include "process_group/bootstrap.hpp"
 
 namespace ddp::train {
 

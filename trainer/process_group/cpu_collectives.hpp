@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "ddp/base/result.hpp"
-#include "dist/bootstrap.hpp"
-#include "dist/collectives.hpp"
 #include "model/ops.hpp"
+#include "process_group/bootstrap.hpp"
+#include "process_group/collectives.hpp"
 
 namespace ddp::train {
 

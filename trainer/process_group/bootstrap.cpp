@@ -1,4 +1,4 @@
-#include "dist/bootstrap.hpp"
+#include "process_group/bootstrap.hpp"
 
 #include <unistd.h>
 
