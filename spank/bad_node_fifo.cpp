@@ -1,4 +1,4 @@
-#include "kept_out_report.hpp"
+#include "bad_node_fifo.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -103,16 +103,16 @@ Result<ReportFifo> make_report_fifo(std::uint32_t job, std::uint32_t step, uid_t
   return fifo;
 }
 
-Result<KeptOut> read_kept_out(spank_t sp, ReportFifo& fifo) {
+Result<BadNodes> read_bad_nodes(spank_t sp, ReportFifo& fifo) {
   const std::string text = drain(fifo.fd);
   ::close(fifo.fd);
   ::unlink(fifo.path.c_str());
   fifo.fd = -1;
-  KeptOut out;
+  BadNodes out;
   spank_get_item(sp, S_JOB_ID, &out.job);
   spank_get_item(sp, S_JOB_STEPID, &out.step);
   spank_get_item(sp, S_JOB_UID, &out.uid);
-  if (text.empty()) return out;  // nothing kept out: no name lookup (NSS may be LDAP), no RPC
+  if (text.empty()) return out;  // no bad node: no name lookup (NSS may be LDAP), no RPC
   out.user = user_name(out.uid);
   out.where = "job " + std::to_string(out.job) + "." + std::to_string(out.step) + " (user " + out.user + ")";
   const auto nodes = fifo.step_nodes.empty() ? step_nodes(out.job, out.step) : Result<std::string>(fifo.step_nodes);
@@ -122,7 +122,7 @@ Result<KeptOut> read_kept_out(spank_t sp, ReportFifo& fifo) {
   out.record = std::move(record).value();
   const auto report = read_bad_node_report(text, [&](const std::string& n) { return hostlist_contains(*nodes, n); });
   for (const auto& why : report.refused)
-    for_admin(out.where + ": a line of its report of nodes kept out refused: " + why);
+    for_admin(out.where + ": a line of its report of bad nodes refused: " + why);
   out.nodes = report.nodes;
   return out;
 }

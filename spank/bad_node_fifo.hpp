@@ -1,13 +1,13 @@
-// The nodes a step kept out for cause, as node 0's agent reports them to its
+// The bad nodes of a step (taken out for cause), as node 0's agent reports them to its
 // slurmstepd (ddp/wire/bad_node_report.hpp: the lines; the agent's writer is
-// agent/duties/bad_node_reporter.cpp). Read once, as root, when the step ends
+// agent/slurm/bad_node_reporter.cpp). Read once, as root, when the step ends
 // (slurm_spank_exit), for two uses: the requeued job's ExcNodeList
 // (requeue_exclusion.hpp) and the site's BadNodeHook (bad_node_hook.hpp).
 //
 // The channel: in init_post_opt (root) node 0's slurmstepd of every --ddp
 // step makes a FIFO in a root-owned directory (kReportDir), gives it to the
-// job's user, and keeps its read end open; the agent writes one line per node
-// kept out (DDP_PLAN_BAD_NODE_REPORT names it). A FIFO, not a file: the
+// job's user, and keeps its read end open; the agent writes one line per bad
+// node (DDP_PLAN_BAD_NODE_REPORT names it). A FIFO, not a file: the
 // user's processes can write to it as much as they like and never hold more
 // than the pipe's 64 KiB of the node's memory, and nothing is left on disk.
 // What is in the pipe outlives the agent: a line written before Slurm kills
@@ -42,7 +42,7 @@ struct ReportFifo {
 // job's user, mode 0600, and the step's nodes from slurmctld, which a report
 // is checked against. Asked now: at the step's end, in slurm_spank_exit,
 // slurmctld may no longer list the step (seen once on Slurm 24.11, in CI:
-// "slurmctld did not tell step 36.0's nodes: not listed", and the kept-out
+// "slurmctld did not tell step 36.0's nodes: not listed", and the bad-node
 // node neither reported nor excluded from a requeue).
 Result<ReportFifo> make_report_fifo(std::uint32_t job, std::uint32_t step, uid_t uid, gid_t gid);
 
@@ -53,7 +53,7 @@ struct JobRecord {
   bool pending = false;   // pending again: requeued while this step ran
 };
 
-struct KeptOut {
+struct BadNodes {
   std::string where;  // "job 7.0 (user alice)", for slurmd's log
   uid_t uid = 0;
   std::string user;  // its name, or the uid when it has none
@@ -64,9 +64,9 @@ struct KeptOut {
 
 // slurm_spank_exit, root: what the agent wrote, checked against the step's
 // nodes (make_report_fifo's; asked again if it had none), with the job's
-// record (slurm_load_job); removes the FIFO. Empty nodes when nothing was
-// kept out (slurmctld is not asked then). Refused lines go to slurmd's
+// record (slurm_load_job); removes the FIFO. Empty nodes when there was no
+// bad node (slurmctld is not asked then). Refused lines go to slurmd's
 // log; an error only when slurmctld did not answer.
-Result<KeptOut> read_kept_out(spank_t sp, ReportFifo& fifo);
+Result<BadNodes> read_bad_nodes(spank_t sp, ReportFifo& fifo);
 
 }  // namespace ddp::spank

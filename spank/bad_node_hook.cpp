@@ -75,16 +75,16 @@ void run_hook(const std::string& hook, const std::vector<std::string>& env) {
 
 }  // namespace
 
-void run_bad_node_hook(const std::string& hook, const KeptOut& kept_out) {
-  if (kept_out.nodes.empty() || hook.empty()) return;  // nothing kept out; or no hook at this site
+void run_bad_node_hook(const std::string& hook, const BadNodes& report) {
+  if (report.nodes.empty() || hook.empty()) return;  // no bad node; or no hook at this site
   if (auto trusted = check_trusted_program(hook, "BadNodeHook"); !trusted)
-    return for_admin("BadNodeHook not run for " + kept_out.where + ": " + trusted.error());
-  const std::string job = std::to_string(kept_out.job), step = std::to_string(kept_out.step);
-  for (const auto& bad : kept_out.nodes)
+    return for_admin("BadNodeHook not run for " + report.where + ": " + trusted.error());
+  const std::string job = std::to_string(report.job), step = std::to_string(report.step);
+  for (const auto& bad : report.nodes)
     run_hook(hook, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURM_JOB_ID=" + job, "SLURM_STEP_ID=" + step,
-                    "SLURM_JOB_UID=" + std::to_string(kept_out.uid), "SLURM_JOB_USER=" + kept_out.user,
+                    "SLURM_JOB_UID=" + std::to_string(report.uid), "SLURM_JOB_USER=" + report.user,
                     "DDP_BAD_NODE=" + bad.node, "DDP_BAD_NODE_REASONS=" + bad.reasons,
-                    "DDP_CLAIMED_BY=the job's own agents (user " + kept_out.user + "), not verified"});
+                    "DDP_CLAIMED_BY=the job's own agents (user " + report.user + "), not verified"});
 }
 
 }  // namespace ddp::spank

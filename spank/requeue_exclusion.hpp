@@ -1,7 +1,7 @@
 // Node 0's slurmstepd, as the step ends (slurm_spank_exit, root): a job that
 // is pending again (requeued: by node 0's agent for --ddp-requeue, or by
-// Slurm or an admin) gets the nodes the step kept out for cause (blamed
-// twice, a straggler swapped, a failed HealthCheck) added to its
+// Slurm or an admin) gets the bad nodes of the
+// step (blamed twice, a straggler swapped, a failed HealthCheck) added to its
 // ExcNodeList, so that its next run does not start on them.
 //
 // Why here and not in the agent, which runs the requeue: Slurm changes
@@ -19,7 +19,7 @@
 //
 // As root, through Slurm's API (no scontrol from a PATH): the job is the one
 // this slurmstepd runs, the nodes are those of its allocation that the
-// report names (kept_out_report.hpp), the list is the job's own ExcNodeList
+// report names (bad_node_fifo.hpp), the list is the job's own ExcNodeList
 // as slurmctld has it plus those; the user could set as much on their own
 // pending job.
 #pragma once
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "kept_out_report.hpp"
+#include "bad_node_fifo.hpp"
 
 namespace ddp::spank {
 
@@ -38,6 +38,6 @@ std::optional<std::string> excluded_with(const std::string& excluded, const std:
 
 // Sets it when the job is pending again; says what it did, or why not, in
 // slurmd's log.
-void keep_out_of_requeue(const KeptOut& kept_out);
+void exclude_from_requeue(const BadNodes& report);
 
 }  // namespace ddp::spank

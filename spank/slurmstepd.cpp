@@ -11,7 +11,7 @@
 //                         ddp-agent (agent shape: prepended to the command on
 //                         Slurm 23.11+, exec'd here before), become one worker
 //                         (task shape), or export MASTER_* (batch script)
-//   exit          (root)  node 0: the nodes the step kept out, added to the
+//   exit          (root)  node 0: the bad nodes, added to the
 //                         job's ExcNodeList if it was requeued
 //                         (requeue_exclusion.hpp) and handed to the site's
 //                         BadNodeHook (bad_node_hook.hpp)
@@ -147,7 +147,7 @@ std::string turned_off_line(const Settings& settings, const std::string& partiti
 }
 
 // Node 0 of a launched --ddp step, as root: the FIFO its agent reports the
-// nodes it keeps out to (kept_out_report.hpp). Made here, as root, before
+// nodes it keeps out to (bad_node_fifo.hpp). Made here, as root, before
 // the shape is known; only the agent shape is given it (user_init).
 void open_report_fifo(spank_t sp, PluginState& st) {
   if (st.error) return;
@@ -163,7 +163,7 @@ void open_report_fifo(spank_t sp, PluginState& st) {
   if (fifo)
     st.report_fifo = std::move(fifo).value();
   else  // the step runs; the agent says that it cannot report, the admin reads why
-    for_admin("nodes kept out cannot be reported: " + fifo.error());
+    for_admin("bad nodes cannot be reported: " + fifo.error());
 }
 
 }  // namespace
@@ -291,13 +291,13 @@ int slurmstepd_task_init(spank_t sp) {
 int slurmstepd_exit(spank_t sp) {
   PluginState& st = state();
   if (!st.report_fifo) return 0;
-  const auto kept_out = read_kept_out(sp, *st.report_fifo);
-  if (!kept_out) {
-    for_admin("the nodes kept out are neither excluded from a requeue nor reported: " + kept_out.error());
+  const auto report = read_bad_nodes(sp, *st.report_fifo);
+  if (!report) {
+    for_admin("the bad nodes are neither excluded from a requeue nor reported: " + report.error());
     return 0;
   }
-  keep_out_of_requeue(*kept_out);  // first: the job is waiting to start again
-  run_bad_node_hook(st.settings.bad_node_hook, *kept_out);
+  exclude_from_requeue(*report);  // first: the job is waiting to start again
+  run_bad_node_hook(st.settings.bad_node_hook, *report);
   return 0;
 }
 

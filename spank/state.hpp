@@ -12,7 +12,7 @@
 #include "ddp/plan/step_plan.hpp"
 #include "ddp/site/site_config.hpp"
 #include "ddp/wire/node_plan.hpp"
-#include "kept_out_report.hpp"
+#include "bad_node_fifo.hpp"
 
 namespace ddp::spank {
 
@@ -40,7 +40,7 @@ struct PluginState {
   std::optional<std::string> turned_off;    // the site's kill switch is off for this step: the line to say
   std::optional<NodePlan> plan;            // this node's plan, worked out in user_init
   PortClaim master_claim;                  // task shape, node 0: MASTER_PORT, for slurmstepd's life
-  std::optional<ReportFifo> report_fifo;   // node 0 of a launched step: the nodes kept out (kept_out_report.hpp)
+  std::optional<ReportFifo> report_fifo;   // node 0 of a launched step: the bad nodes (bad_node_fifo.hpp)
   std::optional<DeferredError> error;
   std::vector<std::string> warnings;  // said once per node from task_init (binding problems)
 

@@ -408,7 +408,7 @@ void Job::lose(std::uint32_t node, const std::string& why, bool taken_out) {
 }
 
 // A failure that was the node's own fault; the second takes it out before
-// the job's next attempt (blame.hpp).
+// the job's next attempt (BlameBook).
 void Job::blame(std::uint32_t node, const std::string& why) {
   if (!blames_.blame(node, why)) return;
   act(Say{"node " + node_name(node) + " is blamed twice (" + blames_.reasons(node) +

@@ -1,7 +1,7 @@
 // libnccl-profiler-ddp.so: NCCL's profiler plugin (nccl_profiler_abi.hpp)
 // that the agent gives a GPU step's workers (NCCL_PROFILER_PLUGIN, unless
 // the user set one) so that node 0 can name a GPU straggler with no change
-// to the script (rendezvous/straggler.hpp). In each worker it adds up, over
+// to the script (job/straggler.hpp). In each worker it adds up, over
 // every communicator, the GPU time of every collective's kernel on its
 // channel 0 (NCCL's GPU timer at the channel's start and end: the time the
 // collective took on this rank's GPU, its wait for the slowest rank

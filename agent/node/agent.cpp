@@ -524,7 +524,7 @@ void Agent::begin_hang(Hang hang) {
   hang_.found(std::move(hang));
 }
 
-// The culprit on this node (hang_watch.hpp); the coordinator compares it
+// The culprit on this node (duties/hang_rule.hpp); node 0 compares it
 // with the other nodes' by where it stalled, its step, then how long ago.
 void Agent::report_hang() {
   const Hang& hang = *hang_.hang();

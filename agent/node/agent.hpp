@@ -1,6 +1,6 @@
 // The node agent, in the spirit of torchrun's elastic agent, but job-wide:
 // every node's agent follows the orders of one coordinator
-// (rendezvous/coordinator.hpp, on node 0), so all nodes start, stop and
+// (job/coordinator.hpp, on node 0), so all nodes start, stop and
 // restart together. Its lifecycle (Rendezvous -> Running -> Stopping ->
 // WaitOrders -> (Running ...) -> Done), every state and what moves it, is in
 // lifecycle.hpp; agent.cpp feeds it the events and carries out what it says,

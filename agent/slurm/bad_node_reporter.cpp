@@ -17,7 +17,7 @@ void BadNodeReporter::tick(const std::vector<BadNode>& bad) {
   const int fd = ::open(fifo_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     spdlog::warn(
-        "cannot report the nodes kept out to node 0's slurmstepd ({}: {}): a requeue will not exclude them, "
+        "cannot report the bad nodes to node 0's slurmstepd ({}: {}): a requeue will not exclude them, "
         "nor will the site hear of them; the job's output names them",
         fifo_, std::strerror(errno));
     fifo_.clear();

@@ -123,8 +123,8 @@ void Requeuer::finish_scontrol() {
         job_, nodes);
   else
     spdlog::warn(
-        "job {} requeued, but {} cannot be kept out of it: node 0's slurmstepd has no report of the nodes "
-        "kept out (slurmd's log says why); it may be given them again",
+        "job {} requeued, but {} cannot be excluded from it: node 0's slurmstepd has no report of the bad nodes "
+        "(slurmd's log says why); it may be given them again",
         job_, nodes);
   hold_until_ = Clock::now() + std::chrono::seconds(60);
 }

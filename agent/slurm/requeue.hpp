@@ -21,7 +21,7 @@ namespace ddp::agent {
 class Requeue {
  public:
   // Starts `scontrol requeue JOB` (scontrol from PATH, or `scontrol` set);
-  // JOB as scontrol_job_name() gives it. The nodes kept out are not this
+  // JOB as scontrol_job_name() gives it. The bad nodes are not this
   // class's: Slurm changes a job's ExcNodeList only while it is pending, that
   // is after this requeue, which ends the step; srun, given Slurm's SIGTERM,
   // forwards SIGKILL to it at once, so an update run from here may never
@@ -91,7 +91,7 @@ class Requeuer {
   bool armed_ = false;
   Clock::time_point warned_at_;
   Clock::time_point by_;
-  bool reports_bad_nodes_;              // node 0's slurmstepd reads the nodes kept out (the plan names its FIFO)
+  bool reports_bad_nodes_;              // node 0's slurmstepd reads the bad nodes (the plan names its FIFO)
   Command show_job_;                   // scontrol show job, for the time left
   std::vector<std::string> bad_nodes_;  // as the requeue started
   Requeue scontrol_;

@@ -7,7 +7,7 @@
 //     (PATH.tmp, then rename) and removes it once every rank has joined; the
 //     others wait up to 60 s for it, then ncclCommInitRank. Ranks sharing one
 //     GPU need a distinct NCCL_HOSTID each (NCCL then connects them by socket).
-// Prints nccl-tests' two numbers (github.com/NVIDIA/nccl-tests, doc/PERFORMANCE.md):
+// Prints nccl-tests' two numbers (github.com/NVIDIA/nccl-tests, its PERFORMANCE.md):
 //   algbw = bytes / time
 //   busbw = algbw * 2 (n - 1) / n   (what each link carries in a ring; compare
 //                                    it with the hardware's link bandwidth)

@@ -2,7 +2,7 @@
 # Every root cause carries its class (wire/failure_class.hpp): the script's
 # exception, a crash, the OOM killer in the node's memory cgroup (v1 or v2),
 # and the verdict lands in the job's Comment after the user's own; a node
-# whose failures are its own fault twice is kept out for a spare.
+# whose failures are its own fault twice is taken out for a spare.
 # (Slurm's own stop, scancel, is asserted in fail_fast.sh; a GPU's "CUDA out
 # of memory" and NCCL errors are classed from their text: unit.failure_class.)
 # shellcheck source=tests/integration/lib.sh
@@ -49,6 +49,14 @@ expect_rc 139 "a worker that segfaults"
 expect_in "$ERR" "was killed by SIGSEGV" "the signal is named"
 expect_in "$ERR" "class crash: a crash" "SIGSEGV is a crash"
 
+# --- a command that cannot be executed: the step could not begin, no restart ----
+run srun -N2 --ddp=cpu --ddp-restarts=3 /no/such/train.py
+expect_rc 127 "a command that is not there"
+expect_in "$ERR" "could not be started: cannot execute /no/such/train.py: No such file or directory" \
+  "the root cause names the command and why"
+expect_in "$ERR" "class setup: the step could not begin; no restart" "its class is setup, which is never restarted"
+expect_not_in "$ERR" "restarting every worker" "three restarts left, none used"
+
 # --- the OOM killer, in node 1's memory cgroup ------------------------------------
 cg=$(cgroup_make memory "ddp-test-oom-$$")
 trap 'cgroup_drop "$cg"; cleanup_work' EXIT
@@ -67,7 +75,7 @@ wait_exit "$BG_PID" 30
 ERR=$(cat "$WORK/kill.err")
 expect_in "$ERR" "class killed: killed from outside" "a plain SIGKILL is not an OOM"
 
-# --- a node blamed twice is kept out: the spare takes its place -------------------
+# --- a node blamed twice is taken out: the spare takes its place ------------------
 # (the CUDA error is the text PyTorch prints; no GPU here: classed from the text)
 # The site's BadNodeHook hears of it, run as root by the plugin on node 0 when
 # the step ends: the main cluster reads the default site config, made here.
@@ -86,7 +94,7 @@ run srun -N3 -k --ddp=cpu --ddp-spares=1 --ddp-restarts=2 "$PYTHON" -u "$script"
 expect_rc 0 "the run, once node 1 is out"
 expect_in "$ERR" "class cuda_nccl: a CUDA or NCCL error" "the CUDA error is classed"
 expect_in "$ERR" "node 1 (" "node 1 is named"
-expect_in "$ERR" "is blamed twice (cuda_nccl in attempt 0; cuda_nccl in attempt 1): it is kept out" "blamed twice"
+expect_in "$ERR" "is blamed twice (cuda_nccl in attempt 0; cuda_nccl in attempt 1): it is taken out before the job's next attempt" "blamed twice"
 expect_in "$ERR" "spare node 2 (" "the spare takes node 1's place"
 expect_in "$OUT" "rank 1 finished on $CLUSTER_NAME-n2" "rank 1 ran on the spare in the last attempt"
 # (slurmstepd runs it at the step's end, after srun may have returned)
@@ -100,7 +108,7 @@ expect_in "$said" "DDP_BAD_NODE=$CLUSTER_NAME-n1" "the hook is told the node"
 expect_in "$said" "DDP_BAD_NODE_REASONS=blamed twice (cuda_nccl in attempt 0; cuda_nccl in attempt 1)" "and why"
 expect_in "$said" "DDP_CLAIMED_BY=the job's own agents (user $(id -un)), not verified" "and who claims it"
 reports=("$hook_dir"/said-*)
-expect_eq "${#reports[@]}" "1" "the hook ran for the node kept out only"
+expect_eq "${#reports[@]}" "1" "the hook ran for the bad node only"
 
 # A report forged by the job's user (anything can write to node 0's FIFO): a
 # node outside the job is refused in slurmd's log; one of the job is only
@@ -171,5 +179,5 @@ expect_in "$info" "Restarts=1" "agent killed mid-requeue: the job was requeued"
 expect_in "$info" "ExcNodeList=$CLUSTER_NAME-n1" "and excludes node 1 all the same"
 expect_not_in "$info" "job_requeued_in_held_state" "and was not left held"
 expect_not_in "$info" "JobHeldUser" "(nor held by the user)"
-pass "failures classed: exception (in the Comment), crash, host OOM in a memory cgroup, killed, CUDA twice: kept out \
-of later attempts, reported to the site's BadNodeHook (a forged report checked), and kept out of the requeue"
+pass "failures classed: exception (in the Comment), crash, host OOM in a memory cgroup, killed, CUDA twice: taken out \
+of later attempts, reported to the site's BadNodeHook (a forged report checked), and kept from the requeued job (ExcNodeList)"

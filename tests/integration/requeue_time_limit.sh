@@ -12,7 +12,7 @@
 # end TIMEOUT. (Before: the 60 s wait outlasted the job, which ended TIMEOUT.)
 # Beside it, in the same minute, a 2-node job without --ddp-requeue meets its
 # time limit. srun, signalled with the batch script, kills the step at once
-# and exits (agent/duties/time_limit_watch.hpp): node 0 said beforehand that
+# and exits (agent/slurm/time_limit_watch.hpp): node 0 said beforehand that
 # the limit was near, with what to do. (Before: nothing of ours in its output.)
 # About a minute: the native pass runs it (label unsanitized, and not
 # releases: tests/integration/CMakeLists.txt).

@@ -1,5 +1,5 @@
 // The bad-node report between node 0's agent and its slurmstepd: the agent's
-// lines through a real FIFO (duties/bad_node_reporter.hpp), what the plugin
+// lines through a real FIFO (slurm/bad_node_reporter.hpp), what the plugin
 // accepts of a report that the job's user can write anything into
 // (ddp/wire/bad_node_report.hpp), and the requeued job's ExcNodeList made
 // of it (spank/requeue_exclusion.hpp).
@@ -38,7 +38,7 @@ START_TEST(lines_through_the_fifo_read_back_as_written) {
   const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // the plugin's end
   ck_assert_int_ge(reader, 0);
   agent::BadNodeReporter reporter(fifo);
-  std::vector<BadNode> out{{"n1", "blamed twice (cuda_nccl in attempt 0; straggler in attempt 1), kept out"}};
+  std::vector<BadNode> out{{"n1", "blamed twice (cuda_nccl in attempt 0; straggler in attempt 1), taken out of the next attempts"}};
   reporter.tick(out);
   out.push_back({"gpu-007", "HealthCheck failed: ECC errors = 12"});
   reporter.tick(out);

@@ -1,4 +1,4 @@
-// The agent's lifecycle (agent/lifecycle.hpp) driven event by event: every
+// The agent's lifecycle (agent/node/lifecycle.hpp) driven event by event: every
 // state, what moves it, and what each move asks the agent to do.
 #include <csignal>
 

@@ -1,4 +1,4 @@
-// The pre-flight (rendezvous/preflight.hpp): the order of its checks, the
+// The pre-flight (job/preflight.hpp): the order of its checks, the
 // rule that names a node, its words, and a node's helper answer read back
 // (duties/preflight_checks.hpp), on values.
 #include <arpa/inet.h>

@@ -1,4 +1,4 @@
-// The straggler rule (rendezvous/straggler.hpp) and the load windows it
+// The straggler rule (job/straggler.hpp) and the load windows it
 // judges (duties/load_watch.hpp), on values.
 #include <string>
 #include <vector>

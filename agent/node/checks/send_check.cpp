@@ -1,5 +1,5 @@
 // The network check's sending end: TOKEN and a newline, then bytes for MS ms
-// to another node's check port (rendezvous/check_sink.hpp), then this side
+// to another node's check port (node/duties/check_sink.hpp), then this side
 // shut down first (the receiver times the bytes up to it) and its close awaited,
 // so that the TIME_WAIT stays here. For a time, not a size: a few ms of a
 // fast link are all noise, and a slow one would take long for a fixed size.

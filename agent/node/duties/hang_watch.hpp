@@ -2,7 +2,7 @@
 // progress files, the hang found (its stalled ranks get SIGABRT for their
 // stacks, and the report waits for them to end, 3 s at most), and node 0's
 // one warning when no worker ever signalled progress. The decisions are
-// hang_watch.hpp's; the effects (SIGABRT, HANGING, FAIL) are the agent's.
+// hang_rule.hpp's; the effects (SIGABRT, HANGING, FAIL) are the agent's.
 #pragma once
 
 #include <chrono>

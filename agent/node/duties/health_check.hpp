@@ -3,7 +3,7 @@
 // disk)? The command runs while the workers stop, as the job's user, with the
 // failure in DDP_HEALTH_FAILED_RANK and DDP_HEALTH_FAILURE; exit 0 means
 // healthy. Its verdict goes with this node's STOPPED, and an unhealthy node
-// is taken out of the step (agent/rendezvous/coordinator.cpp).
+// is taken out of the step (agent/job/job.cpp).
 #pragma once
 
 #include <chrono>

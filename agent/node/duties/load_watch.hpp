@@ -3,7 +3,7 @@
 // time waiting for one (/proc/PID/schedstat: sum_exec_runtime, run_delay),
 // and the time the cpu cgroup throttled them (cpu.stat, v1 and v2: a quota,
 // cgroup.hpp). A LOAD carries each window to node 0, which compares the
-// nodes (rendezvous/straggler.hpp).
+// nodes (job/straggler.hpp).
 //
 // Why this shows a straggler: in data-parallel training every rank meets the
 // others at each step's all-reduce. The fast ranks get there first and sleep

@@ -1,8 +1,8 @@
-// A node's side of the pre-flight (--ddp-preflight, rendezvous/preflight.hpp):
+// A node's side of the pre-flight (--ddp-preflight, job/preflight.hpp):
 // node 0's CHECKCPU or CHECKNET, run beside the event loop by this agent's
 // own binary in a helper mode (checks/checks.hpp), so the loop never blocks
 // and heartbeats go on; and the receiving end of other nodes' transfers (a
-// check sink, rendezvous/check_sink.hpp, in this loop), open from before
+// check sink, node/duties/check_sink.hpp, in this loop), open from before
 // JOIN, which carries its port, until the first START. Every outcome goes
 // back as CHECKED.
 //

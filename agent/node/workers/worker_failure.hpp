@@ -38,7 +38,7 @@ Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::strin
                      bool oom_killed = false);
 // This node's workers could not be started: what failed, and its exit code.
 Failure start_failure(const FailureSite& site, const StartError& error);
-// The culprit of a hang (duties/hang_watch.hpp): hang.stalled[culprit],
+// The culprit of a hang (duties/hang_rule.hpp): hang.stalled[culprit],
 // stalled in `where`; `exit` how it ended after SIGABRT, if it has;
 // `stderr_lines` its stderr's last lines (its stack dump among them).
 Failure hang_failure(const FailureSite& site, const Hang& hang, std::size_t culprit, StalledIn where,

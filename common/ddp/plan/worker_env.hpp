@@ -15,7 +15,7 @@ namespace ddp {
 // meet. The plugin plans attempt 0 (planned_layout: the task shape, where
 // Slurm starts each worker, uses it as it is); in the agent shape every
 // attempt's comes from the rendezvous' START, since a spare may take over a
-// lost node's ranks and the step may shrink (agent/workers/attempt.hpp).
+// lost node's ranks and the step may shrink (agent/node/workers/attempt.hpp).
 struct WorkerLayout {
   std::uint32_t restart_count = 0;  // the attempt, the same on every node (torchrun: per agent)
   std::uint32_t nproc = 1;          // this node's workers: LOCAL_WORLD_SIZE

@@ -90,8 +90,8 @@ struct Settings {
   std::chrono::milliseconds hang_timeout{0};              // --ddp-hang-timeout's default (0: off)
   std::string health_check;                               // run by the agent after a worker failure ("" = none)
   std::chrono::milliseconds health_check_timeout{60000};  // a check that takes longer has failed
-  // Run as root by the plugin on node 0 when a step ends, once per node the
-  // step kept out (spank/bad_node_hook.hpp); "" = none. Global lines only.
+  // Run as root by the plugin on node 0 when a step ends, once per bad node of
+  // the step (spank/bad_node_hook.hpp); "" = none. Global lines only.
   std::string bad_node_hook;
   std::string topology_file;                              // hwloc XML instead of probing (VMs, containers, tests)
   std::string gpu_info_dir = "/proc/driver/nvidia/gpus";  // where "Device Minor" maps to bus ids

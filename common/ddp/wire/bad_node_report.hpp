@@ -1,12 +1,12 @@
-// The bad-node report: node 0's agent names the nodes it kept out of the step
-// (blamed twice: agent/rendezvous/blame.hpp), and the plugin, as root in
+// The bad-node report: node 0's agent names the bad nodes of the step
+// (blamed twice: agent/job/job.hpp), and the plugin, as root in
 // slurmstepd when the step ends, adds them to the job's ExcNodeList if it was
 // requeued and hands each to the site's BadNodeHook (ddp.conf(5)). Written
 // and read here.
 //
 // The file is the plugin's: made by root in a root-owned directory, given to
 // the job's user, read back through the descriptor the plugin kept
-// (spank/kept_out_report.cpp). Its content comes from the user's processes, so
+// (spank/bad_node_fifo.cpp). Its content comes from the user's processes, so
 // it is read as a claim, never as a fact: a line is accepted only for a node
 // of this step, with a reason of plain text; the hook is told who claimed it
 // and never drains a node by itself.

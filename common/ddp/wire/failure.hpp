@@ -38,7 +38,7 @@ const char* kind_name(FailureKind kind);
 std::optional<FailureKind> kind_from_name(std::string_view name);
 
 // Where a stalled worker was when SIGABRT came, read from its stack dump;
-// the order is the order of suspicion (agent/duties/hang_watch.hpp).
+// the order is the order of suspicion (agent/node/duties/hang_rule.hpp).
 enum class StalledIn { elsewhere = 0, unknown = 1, collective = 2 };
 
 // A hang (--ddp-hang-timeout), as the node that saw it knows it.

@@ -1,6 +1,6 @@
 // The collective-time file (DDP_NCCL_STATS_FILE) between a worker's NCCL,
 // through our profiler plugin (agent/nccl_profiler/), and its agent's load
-// watch (agent/duties/load_watch.hpp), written and read here:
+// watch (agent/node/duties/load_watch.hpp), written and read here:
 //  - the agent creates it empty in its private run directory, one per worker,
 //    and points NCCL_PROFILER_PLUGIN at the plugin (GPU steps, --ddp-stragglers);
 //  - the plugin, inside the worker, adds up the GPU time of every collective

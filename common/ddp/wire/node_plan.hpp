@@ -34,7 +34,7 @@ enum class StragglerAction : std::uint32_t {
 const char* straggler_action_name(StragglerAction action);
 std::optional<StragglerAction> straggler_action_from(std::string_view name);
 
-// --ddp-preflight: the checks before attempt 0 (agent/rendezvous/preflight.hpp).
+// --ddp-preflight: the checks before attempt 0 (agent/job/preflight.hpp).
 enum class PreflightAction : std::uint32_t {
   Off = 0,    // none (the default)
   Check = 1,  // name a node far off the others, and go on
@@ -73,8 +73,8 @@ struct NodePlan {
   std::uint32_t hang_timeout_ms = 0;        // a worker without progress this long is a hang (0: off)
   std::uint32_t spares = 0;                 // --ddp-spares: the step's last K nodes wait (plan/roster.hpp)
   std::uint32_t min_nodes = 0;              // --ddp-min-nodes: the fewest groups to go on with (0: no shrinking)
-  StragglerAction stragglers = StragglerAction::Report;  // --ddp-stragglers (agent/rendezvous/straggler.hpp)
-  PreflightAction preflight = PreflightAction::Off;       // --ddp-preflight (agent/rendezvous/preflight.hpp)
+  StragglerAction stragglers = StragglerAction::Report;  // --ddp-stragglers (agent/job/straggler.hpp)
+  PreflightAction preflight = PreflightAction::Off;       // --ddp-preflight (agent/job/preflight.hpp)
   // GROUP_RANK and GROUP_WORLD_SIZE: node_rank and nnodes - spares at first (a
   // spare's group_rank means nothing until a START gives it a group).
   std::uint32_t group_rank = 0;
@@ -82,7 +82,7 @@ struct NodePlan {
   std::string health_check;                      // the site's HealthCheck: run after a worker failure ("" = none)
   std::uint32_t health_check_timeout_ms = 60000;  // ... and failed when it takes longer
   // Node 0, when the site has a BadNodeHook: the FIFO the plugin reads the
-  // nodes kept out from when the step ends (ddp/wire/bad_node_report.hpp); "" = none.
+  // bad nodes from when the step ends (ddp/wire/bad_node_report.hpp); "" = none.
   std::string bad_node_report;
   std::vector<WorkerPlacement> placements;  // empty, or one per local worker
 

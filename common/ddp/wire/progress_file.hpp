@@ -1,5 +1,5 @@
 // The progress file (DDP_PROGRESS_FILE) between a worker and its agent's hang
-// watch (--ddp-hang-timeout, agent/duties/hang_watch.hpp), written and read here:
+// watch (--ddp-hang-timeout, agent/node/duties/hang_rule.hpp), written and read here:
 //  - the agent creates one per worker with the epoch as its time: "never
 //    touched", so the watch of a rank starts at its first touch;
 //  - the worker touches it as it makes progress: a script in one line

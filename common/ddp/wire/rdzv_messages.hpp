@@ -139,10 +139,10 @@ struct Hanging {  // the hang watch fired here; the report (a FAIL) follows with
   bool operator==(const Hanging&) const = default;
 };
 
-// How this node's workers spent the last window (agent/duties/load_watch.hpp),
+// How this node's workers spent the last window (agent/node/duties/load_watch.hpp),
 // in permille of its wall time, by local rank: running on a CPU or waiting
 // for one (busy = the two together), and how much of it the cpu cgroup
-// throttled them. Node 0 compares the nodes (rendezvous/straggler.hpp).
+// throttled them. Node 0 compares the nodes (job/straggler.hpp).
 struct Load {
   std::uint32_t attempt = 0;
   std::uint32_t window_ms = 0;

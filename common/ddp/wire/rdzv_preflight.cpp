@@ -1,4 +1,4 @@
-// The pre-flight's messages (--ddp-preflight, agent/rendezvous/preflight.hpp),
+// The pre-flight's messages (--ddp-preflight, agent/job/preflight.hpp),
 // each to_message() beside its from_message().
 #include "ddp/wire/rdzv_fields.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
