@@ -71,7 +71,7 @@ class Swarm {
       cfg.run_id = o_.run_id;
       cfg.secret = secret_;
       cfg.node_rank = rank;
-      cfg.host = "swarm" + std::to_string(rank);
+      cfg.join.host = "swarm" + std::to_string(rank);
       // Each node connects from an address of its own (127.1.x.y, on
       // loopback), as nodes do: node 0's gate treats many pending connections
       // from one address as a flood. (From one address to one, the kernel's

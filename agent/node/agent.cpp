@@ -172,9 +172,7 @@ Agent::Agent(AgentSpec spec)
       bad_nodes_(spec_.plan.bad_node_report),
       preflight_(loop_, self_binary()),
       report_(spec_.plan, spec_.standalone),
-      time_limit_(spec_.plan, spec_.standalone) {
-  attempt_.layout = planned_layout(spec_.plan);
-}
+      time_limit_(spec_.plan, spec_.standalone) {}
 
 // ---------------------------------------------------------------------------
 // The loop
@@ -287,10 +285,11 @@ void Agent::on_start(const rdzv::Start& start) {
     step({Event::Spare});
     return;
   }
-  // Gloo/NCCL bind to the interface that reaches the workers' MASTER_ADDR.
-  if (start.master_addr != attempt_.layout.master_addr)
+  // Gloo/NCCL bind to the interface that reaches the workers' MASTER_ADDR
+  // (set_up found the one to the plan's; node 0's MasterInterface may differ).
+  if (start.master_addr != spec_.plan.master_addr)
     if (const auto route = route_to(start.master_addr); route) attempt_.ifname = route->interface;
-  attempt_.layout = **layout;
+  attempt_.layout = **layout;  // every attempt's, attempt 0's too, from its START
   if (const auto error = start_workers()) {
     spdlog::error("node {} ({}): {}", spec_.plan.node_rank, host_, error->why);
     client_->report_failure(start_failure(site(), *error));  // tell the others
@@ -639,8 +638,8 @@ Status Agent::start_coordinator() {
 void Agent::start_client() {
   auto ports = coordinator_ ? std::vector<std::uint16_t>{coordinator_->port()} : rdzv_candidates(spec_.plan);
   auto config = ClientConfig::for_plan(spec_.plan, spec_.secret, spec_.standalone, host_, std::move(ports));
-  if (const char* name = std::getenv("SLURMD_NODENAME"); name && !spec_.standalone) config.slurm_node = name;
-  if (spec_.plan.preflight != PreflightAction::Off) config.check_port = preflight_.open_sink();
+  if (const char* name = std::getenv("SLURMD_NODENAME"); name && !spec_.standalone) config.join.slurm_node = name;
+  if (spec_.plan.preflight != PreflightAction::Off) config.join.check_port = preflight_.open_sink();
   client_.emplace(loop_, std::move(config),
                   RdzvClient::Events{[this](const rdzv::Start& s) { on_start(s); },
                                      [this](std::uint32_t a) { on_stop(a); },

@@ -70,9 +70,9 @@ ClientConfig ClientConfig::for_plan(const NodePlan& plan, std::string secret, bo
   cfg.run_id = plan.run_id;
   cfg.secret = std::move(secret);
   cfg.node_rank = plan.node_rank;
-  cfg.nproc = plan.nproc;
-  cfg.workers = plan.placements;
-  cfg.host = std::move(host);
+  cfg.join.nproc = plan.nproc;
+  cfg.join.workers = plan.placements;
+  cfg.join.host = std::move(host);
   cfg.coordinator_addr = standalone ? "127.0.0.1" : plan.master_addr;
   cfg.coordinator_ports = std::move(coordinator_ports);
   if (cfg.coordinator_ports.empty()) cfg.coordinator_ports.push_back(plan.rdzv_port);
@@ -287,7 +287,8 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
                 std::to_string(rdzv::kProtocolVersion) + "): install the same slurm-ddp release on every node");
   welcomed_ = true;
   conn_->trust();
-  rdzv::Join join{config_.nproc, config_.workers, config_.host, local_addr_, config_.slurm_node, config_.check_port};
+  rdzv::Join join = config_.join;
+  join.addr = local_addr_;
   send(join.to_message());
 }
 
@@ -298,7 +299,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
 void RdzvClient::join_older_coordinator() {
   older_coordinator_ = true;
   rdzv::Message join{"JOIN", {}};
-  send(join.set("version", rdzv::kProtocolVersion).set("host", config_.host));
+  send(join.set("version", rdzv::kProtocolVersion).set("host", config_.join.host));
 }
 
 std::string RdzvClient::older_coordinator_text() const {
@@ -349,7 +350,7 @@ void RdzvClient::tick_looking(Clock::time_point now) {
   if (now > deadline_) {
     const auto route = route_to(config_.coordinator_addr);
     const std::string via = route ? " via " + route->interface + " (from " + route->source_address + ")" : "";
-    return lost("node " + std::to_string(config_.node_rank) + " (" + config_.host +
+    return lost("node " + std::to_string(config_.node_rank) + " (" + config_.join.host +
                 ") cannot reach the rendezvous on node 0 at " + config_.coordinator_addr + ports_text() + via + ": " +
                 last_error_ + " (" + std::to_string(tries_) + " tries in " +
                 std::to_string(config_.rdzv_timeout.count() / 1000) +

@@ -24,14 +24,12 @@
 namespace ddp::agent {
 
 struct ClientConfig {
-  std::string run_id;
+  std::string run_id;  // the step's: the handshake's MACs bind it
   std::string secret;
   std::uint32_t node_rank = 0;
-  std::uint32_t nproc = 1;
-  std::vector<WorkerPlacement> workers;  // this node's placements (for node 0's verbose summary)
-  std::string host;
-  std::string slurm_node;  // SLURMD_NODENAME under Slurm, for JOIN
-  std::uint16_t check_port = 0;  // --ddp-preflight: this node's check sink, for JOIN (0: none)
+  // What this node brings, sent as its JOIN once welcomed (its `addr` is
+  // filled in then: the connection's own address, this node's toward node 0).
+  rdzv::Join join;
   std::string coordinator_addr;  // node 0's address (MASTER_ADDR)
   // The local address to connect from; empty: the kernel's choice (agents).
   // bench/rdzv_swarm.cpp gives each simulated node one of its own.

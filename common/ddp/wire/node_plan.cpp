@@ -1,5 +1,8 @@
 #include "ddp/wire/node_plan.hpp"
 
+#include <optional>
+#include <tuple>
+
 #include "ddp/base/bounds.hpp"
 
 namespace ddp {
@@ -8,119 +11,167 @@ namespace {
 
 std::string key(std::string_view name) { return std::string(kPlanPrefix) + std::string(name); }
 
-Result<std::uint64_t> number(const Environment& env, std::string_view name, std::uint64_t min, std::uint64_t max) {
-  const auto text = env.get(key(name));
-  if (!text)
-    return fail(key(name) +
-                " is not set: ddp-agent was started without a plan; under Slurm the "
-                "spank_ddp plugin sets it, standalone use --nproc");
-  return parse_uint(*text, min, max, key(name));
-}
+const std::string kNotSet =
+    " is not set: ddp-agent was started without a plan; under Slurm the spank_ddp plugin sets it, standalone use "
+    "--nproc";
 
-}  // namespace
+// ---- how a field travels ------------------------------------------------------
+// Each kind of field writes itself into the environment and reads itself back,
+// checked. `required`: a plan without it is refused; otherwise an older
+// release's plan, which has none, reads as the field's default.
 
-void write_plan(const NodePlan& plan, Environment& env) {
-  env.set(key("VERSION"), std::to_string(kPlanVersion));
-  env.set(key("RUN_ID"), plan.run_id);
-  env.set(key("MODE"), std::string(to_string(plan.mode)));
-  env.set(key("NODE_RANK"), std::to_string(plan.node_rank));
-  env.set(key("NNODES"), std::to_string(plan.nnodes));
-  env.set(key("NPROC"), std::to_string(plan.nproc));
-  env.set(key("RANK_BASE"), std::to_string(plan.rank_base));
-  env.set(key("WORLD_SIZE"), std::to_string(plan.world_size));
-  env.set(key("MASTER_ADDR"), plan.master_addr);
-  env.set(key("MASTER_PORT"), std::to_string(plan.master_port));
-  env.set(key("MAX_RESTARTS"), std::to_string(plan.max_restarts));
-  env.set(key("VERBOSE"), plan.verbose ? "1" : "0");
-  env.set(key("STOP_GRACE_MS"), std::to_string(plan.stop_grace_ms));
-  env.set(key("EXPORT_IB_HCA"), plan.export_ib_hca ? "1" : "0");
-  env.set(key("MASTER_PORT_FIXED"), plan.master_port_fixed ? "1" : "0");
-  env.set(key("JOB_ID"), std::to_string(plan.job_id));
-  env.set(key("STEP_ID"), std::to_string(plan.step_id));
-  env.set(key("ARRAY_JOB_ID"), std::to_string(plan.array_job_id));
-  env.set(key("ARRAY_TASK_ID"), std::to_string(plan.array_task_id));
-  env.set(key("PORT_RANGE"), std::to_string(plan.port_range.first) + "-" + std::to_string(plan.port_range.last));
-  env.set(key("RDZV_PORT"), std::to_string(plan.rdzv_port));
-  env.set(key("MASTER_INTERFACE"), plan.master_interface);
-  env.set(key("RDZV_TIMEOUT_MS"), std::to_string(plan.rdzv_timeout_ms));
-  env.set(key("HEARTBEAT_TIMEOUT_MS"), std::to_string(plan.heartbeat_timeout_ms));
-  env.set(key("REQUEUE"), plan.requeue ? "1" : "0");
-  env.set(key("REQUEUE_WAIT_MS"), std::to_string(plan.requeue_wait_ms));
-  env.set(key("HANG_TIMEOUT_MS"), std::to_string(plan.hang_timeout_ms));
-  env.set(key("SPARES"), std::to_string(plan.spares));
-  env.set(key("MIN_NODES"), std::to_string(plan.min_nodes));
-  env.set(key("STRAGGLERS"), straggler_action_name(plan.stragglers));
-  env.set(key("PREFLIGHT"), preflight_action_name(plan.preflight));
-  env.set(key("GROUP_RANK"), std::to_string(plan.group_rank));
-  env.set(key("GROUPS"), std::to_string(plan.groups));
-  env.set(key("HEALTH_CHECK"), plan.health_check);
-  env.set(key("HEALTH_CHECK_TIMEOUT_MS"), std::to_string(plan.health_check_timeout_ms));
-  env.set(key("BAD_NODE_REPORT"), plan.bad_node_report);
-  env.set(key("WORKERS"), encode_placements(plan.placements));
-}
+constexpr bool kRequired = true, kOptional = false;
 
-namespace {
+struct Text {  // the value as it is
+  std::string_view name;
+  std::string NodePlan::*field;
+  bool required;  // and not empty
+  void write(const NodePlan& p, Environment& env) const { env.set(key(name), p.*field); }
+  Status read(const Environment& env, NodePlan& p) const {
+    p.*field = env.get(key(name)).value_or("");
+    if (required && (p.*field).empty()) return fail(key(name) + " is empty");
+    return Ok{};
+  }
+};
 
-// The plan's numeric fields, each in its range.
-Status read_numbers(const Environment& env, NodePlan& plan) {
-  struct Field {
-    std::string_view name;
-    std::uint64_t min, max;
-    std::uint32_t* out;
-  };
-  const Field fields[] = {
-      {"NODE_RANK", 0, 1u << 20, &plan.node_rank},
-      {"NNODES", 1, 1u << 20, &plan.nnodes},
-      {"NPROC", 1, kMaxWorkersPerNode, &plan.nproc},
-      {"RANK_BASE", 0, 1u << 30, &plan.rank_base},
-      {"WORLD_SIZE", 1, 1u << 30, &plan.world_size},
-      {"MAX_RESTARTS", 0, kMaxRestarts, &plan.max_restarts},
-      {"STOP_GRACE_MS", 0, 3600 * 1000, &plan.stop_grace_ms},
-      {"JOB_ID", 0, 0xffffffffu, &plan.job_id},
-      {"STEP_ID", 0, 0xffffffffu, &plan.step_id},
-      {"RDZV_TIMEOUT_MS", 1000, 3600 * 1000, &plan.rdzv_timeout_ms},
-      {"HEARTBEAT_TIMEOUT_MS", 1000, 3600 * 1000, &plan.heartbeat_timeout_ms},
-      {"REQUEUE_WAIT_MS", 0, 3600 * 1000, &plan.requeue_wait_ms},
-      {"HANG_TIMEOUT_MS", 0, 86400u * 1000, &plan.hang_timeout_ms},
-      {"SPARES", 0, 1u << 20, &plan.spares},
-      {"MIN_NODES", 0, 1u << 20, &plan.min_nodes},
-      {"GROUP_RANK", 0, 1u << 20, &plan.group_rank},
-      {"GROUPS", 1, 1u << 20, &plan.groups},
-      {"HEALTH_CHECK_TIMEOUT_MS", 1000, 3600 * 1000, &plan.health_check_timeout_ms},
-  };
-  for (const auto& f : fields) {
-    const auto n = number(env, f.name, f.min, f.max);
+template <class T>
+struct Number {  // decimal, in [min, max]
+  std::string_view name;
+  T NodePlan::*field;
+  std::uint64_t min, max;
+  bool required = kRequired;
+  void write(const NodePlan& p, Environment& env) const { env.set(key(name), std::to_string(p.*field)); }
+  Status read(const Environment& env, NodePlan& p) const {
+    const auto text = env.get(key(name));
+    if (!text && !required) return Ok{};
+    if (!text) return fail(key(name) + kNotSet);
+    const auto n = parse_uint(*text, min, max, key(name));
     if (!n) return fail(n.error());
-    *f.out = std::uint32_t(*n);
+    p.*field = T(*n);
+    return Ok{};
   }
-  // Optional: a plan of 0.2.0 has none (a report, the default).
-  if (const auto action = env.get(key("STRAGGLERS"))) {
-    const auto a = straggler_action_from(*action);
-    if (!a) return fail(key("STRAGGLERS") + "='" + printable(*action, 40) + "': expected report, swap or off");
-    plan.stragglers = *a;
+};
+
+struct Flag {  // "1" or "0"
+  std::string_view name;
+  bool NodePlan::*field;
+  void write(const NodePlan& p, Environment& env) const { env.set(key(name), p.*field ? "1" : "0"); }
+  Status read(const Environment& env, NodePlan& p) const {
+    p.*field = env.get(key(name)).value_or("0") == "1";
+    return Ok{};
   }
-  if (const auto action = env.get(key("PREFLIGHT"))) {  // optional too: none in a plan of 0.2.0
-    const auto a = preflight_action_from(*action);
-    if (!a) return fail(key("PREFLIGHT") + "='" + printable(*action, 40) + "': expected off, check or swap");
-    plan.preflight = *a;
+};
+
+template <class E>
+struct Word {  // one of an enum's names
+  std::string_view name;
+  E NodePlan::*field;
+  const char* (*to_name)(E);
+  std::optional<E> (*from_name)(std::string_view);
+  const char* expected;  // "report, swap or off"
+  bool required;
+  void write(const NodePlan& p, Environment& env) const { env.set(key(name), to_name(p.*field)); }
+  Status read(const Environment& env, NodePlan& p) const {
+    const auto text = env.get(key(name));
+    if (!text && !required) return Ok{};
+    const auto value = from_name(text.value_or(""));
+    if (!value) return fail(key(name) + "='" + printable(text.value_or(""), 40) + "': expected " + expected);
+    p.*field = *value;
+    return Ok{};
   }
-  // Optional: a plan without them (an agent's own tests) is no array task.
-  const std::pair<const char*, std::uint32_t*> array[] = {{"ARRAY_JOB_ID", &plan.array_job_id},
-                                                          {"ARRAY_TASK_ID", &plan.array_task_id}};
-  for (const auto& [name, out] : array) {
-    if (!env.get(key(name))) continue;
-    const auto n = number(env, name, 0, 0xffffffffu);
-    if (!n) return fail(n.error());
-    *out = std::uint32_t(*n);
+};
+
+struct Range {  // "LO-HI"
+  std::string_view name;
+  PortRange NodePlan::*field;
+  void write(const NodePlan& p, Environment& env) const {
+    env.set(key(name), std::to_string((p.*field).first) + "-" + std::to_string((p.*field).last));
   }
-  const auto port = number(env, "MASTER_PORT", 1, 65535);
-  if (!port) return fail(port.error());
-  plan.master_port = std::uint16_t(*port);
-  const auto rdzv = number(env, "RDZV_PORT", 0, 65535);
-  if (!rdzv) return fail(rdzv.error());
-  plan.rdzv_port = std::uint16_t(*rdzv);
-  return Ok{};
+  Status read(const Environment& env, NodePlan& p) const {
+    const auto range = parse_port_range(env.get(key(name)).value_or(""), key(name));
+    if (!range) return fail(range.error());
+    p.*field = *range;
+    return Ok{};
+  }
+};
+
+struct Placements {  // placement.hpp's one text form
+  std::string_view name;
+  std::vector<WorkerPlacement> NodePlan::*field;
+  void write(const NodePlan& p, Environment& env) const { env.set(key(name), encode_placements(p.*field)); }
+  Status read(const Environment& env, NodePlan& p) const {
+    auto placements = decode_placements(env.get(key(name)).value_or(""));
+    if (!placements) return fail(key(name) + ": " + placements.error());
+    p.*field = std::move(*placements);
+    return Ok{};
+  }
+};
+
+const char* mode_name(Mode mode) { return mode == Mode::Gpu ? "gpu" : "cpu"; }
+std::optional<Mode> worker_mode_from(std::string_view text) {  // resolved: gpu or cpu, never auto
+  const auto mode = parse_mode(text);
+  if (!mode || *mode == Mode::Auto) return std::nullopt;
+  return *mode;
 }
+
+// ---- the plan, field by field ---------------------------------------------------
+// Every field of NodePlan once: its variable (DDP_PLAN_<name>) and how it
+// travels. The static_assert below counts NodePlan's fields, so a field added
+// there and not here does not compile.
+const auto kFields = std::make_tuple(
+    Text{"RUN_ID", &NodePlan::run_id, kRequired},
+    Word<Mode>{"MODE", &NodePlan::mode, mode_name, worker_mode_from, "gpu or cpu", kRequired},
+    Number<std::uint32_t>{"NODE_RANK", &NodePlan::node_rank, 0, 1u << 20},
+    Number<std::uint32_t>{"NNODES", &NodePlan::nnodes, 1, 1u << 20},
+    Number<std::uint32_t>{"NPROC", &NodePlan::nproc, 1, kMaxWorkersPerNode},
+    Number<std::uint32_t>{"RANK_BASE", &NodePlan::rank_base, 0, 1u << 30},
+    Number<std::uint32_t>{"WORLD_SIZE", &NodePlan::world_size, 1, 1u << 30},
+    Text{"MASTER_ADDR", &NodePlan::master_addr, kRequired},
+    Number<std::uint16_t>{"MASTER_PORT", &NodePlan::master_port, 1, 65535},
+    Flag{"MASTER_PORT_FIXED", &NodePlan::master_port_fixed},
+    Number<std::uint32_t>{"JOB_ID", &NodePlan::job_id, 0, 0xffffffffu},
+    Number<std::uint32_t>{"STEP_ID", &NodePlan::step_id, 0, 0xffffffffu},
+    Number<std::uint32_t>{"ARRAY_JOB_ID", &NodePlan::array_job_id, 0, 0xffffffffu, kOptional},
+    Number<std::uint32_t>{"ARRAY_TASK_ID", &NodePlan::array_task_id, 0, 0xffffffffu, kOptional},
+    Range{"PORT_RANGE", &NodePlan::port_range},
+    Number<std::uint16_t>{"RDZV_PORT", &NodePlan::rdzv_port, 0, 65535},
+    Text{"MASTER_INTERFACE", &NodePlan::master_interface, kOptional},
+    Number<std::uint32_t>{"RDZV_TIMEOUT_MS", &NodePlan::rdzv_timeout_ms, 1000, 3600 * 1000},
+    Number<std::uint32_t>{"HEARTBEAT_TIMEOUT_MS", &NodePlan::heartbeat_timeout_ms, 1000, 3600 * 1000},
+    Number<std::uint32_t>{"MAX_RESTARTS", &NodePlan::max_restarts, 0, kMaxRestarts},
+    Number<std::uint32_t>{"STOP_GRACE_MS", &NodePlan::stop_grace_ms, 0, 3600 * 1000},
+    Flag{"VERBOSE", &NodePlan::verbose},
+    Flag{"EXPORT_IB_HCA", &NodePlan::export_ib_hca},
+    Flag{"REQUEUE", &NodePlan::requeue},
+    Number<std::uint32_t>{"REQUEUE_WAIT_MS", &NodePlan::requeue_wait_ms, 0, 3600 * 1000},
+    Number<std::uint32_t>{"HANG_TIMEOUT_MS", &NodePlan::hang_timeout_ms, 0, 86400u * 1000},
+    Number<std::uint32_t>{"SPARES", &NodePlan::spares, 0, 1u << 20},
+    Number<std::uint32_t>{"MIN_NODES", &NodePlan::min_nodes, 0, 1u << 20},
+    Word<StragglerAction>{"STRAGGLERS", &NodePlan::stragglers, straggler_action_name, straggler_action_from,
+                          "report, swap or off", kOptional},
+    Word<PreflightAction>{"PREFLIGHT", &NodePlan::preflight, preflight_action_name, preflight_action_from,
+                          "off, check or swap", kOptional},
+    Number<std::uint32_t>{"GROUP_RANK", &NodePlan::group_rank, 0, 1u << 20},
+    Number<std::uint32_t>{"GROUPS", &NodePlan::groups, 1, 1u << 20},
+    Text{"HEALTH_CHECK", &NodePlan::health_check, kOptional},
+    Number<std::uint32_t>{"HEALTH_CHECK_TIMEOUT_MS", &NodePlan::health_check_timeout_ms, 1000, 3600 * 1000},
+    Text{"BAD_NODE_REPORT", &NodePlan::bad_node_report, kOptional},
+    Placements{"WORKERS", &NodePlan::placements});
+
+// How many fields an aggregate has: the most initializers it takes.
+struct AnyField {
+  template <class T>
+  operator T() const;
+};
+template <class T, class... Fields>
+constexpr std::size_t field_count() {
+  if constexpr (requires { T{Fields{}..., AnyField{}}; })
+    return field_count<T, Fields..., AnyField>();
+  else
+    return sizeof...(Fields);
+}
+static_assert(std::tuple_size_v<decltype(kFields)> == field_count<NodePlan>(),
+              "every field of NodePlan needs its row in kFields");
 
 // Fields that must agree with each other.
 Status check_consistent(const NodePlan& plan) {
@@ -137,36 +188,27 @@ Status check_consistent(const NodePlan& plan) {
 
 }  // namespace
 
+void write_plan(const NodePlan& plan, Environment& env) {
+  env.set(key("VERSION"), std::to_string(kPlanVersion));
+  std::apply([&](const auto&... field) { (field.write(plan, env), ...); }, kFields);
+}
+
 Result<NodePlan> read_plan(const Environment& env) {
-  const auto version = number(env, "VERSION", 0, 1u << 30);
-  if (!version) return fail(version.error());
-  if (*version != kPlanVersion)
-    return fail("the plan from spank_ddp.so has version " + std::to_string(*version) +
+  const auto version = env.get(key("VERSION"));
+  if (!version) return fail(key("VERSION") + kNotSet);
+  const auto number = parse_uint(*version, 0, 1u << 30, key("VERSION"));
+  if (!number) return fail(number.error());
+  if (*number != kPlanVersion)
+    return fail("the plan from spank_ddp.so has version " + std::to_string(*number) +
                 " but this ddp-agent reads version " + std::to_string(kPlanVersion) +
                 ": install the plugin and the agent from the same slurm-ddp release");
-
   NodePlan plan;
-  plan.run_id = env.get(key("RUN_ID")).value_or("");
-  if (plan.run_id.empty()) return fail(key("RUN_ID") + " is empty");
-  const auto mode = parse_mode(env.get(key("MODE")).value_or(""));
-  if (!mode || *mode == Mode::Auto) return fail(key("MODE") + " must be gpu or cpu");
-  plan.mode = *mode;
-  if (auto ok = read_numbers(env, plan); !ok) return fail(ok.error());
-  const auto range = parse_port_range(env.get(key("PORT_RANGE")).value_or(""), key("PORT_RANGE"));
-  if (!range) return fail(range.error());
-  plan.port_range = *range;
-  plan.master_port_fixed = env.get(key("MASTER_PORT_FIXED")).value_or("0") == "1";
-  plan.master_interface = env.get(key("MASTER_INTERFACE")).value_or("");
-  plan.master_addr = env.get(key("MASTER_ADDR")).value_or("");
-  if (plan.master_addr.empty()) return fail(key("MASTER_ADDR") + " is empty");
-  plan.verbose = env.get(key("VERBOSE")).value_or("0") == "1";
-  plan.export_ib_hca = env.get(key("EXPORT_IB_HCA")).value_or("0") == "1";
-  plan.requeue = env.get(key("REQUEUE")).value_or("0") == "1";
-  plan.health_check = env.get(key("HEALTH_CHECK")).value_or("");
-  plan.bad_node_report = env.get(key("BAD_NODE_REPORT")).value_or("");  // optional: none in 0.2.0's plans
-  auto placements = decode_placements(env.get(key("WORKERS")).value_or(""));
-  if (!placements) return fail(key("WORKERS") + ": " + placements.error());
-  plan.placements = std::move(*placements);
+  std::optional<std::string> error;  // the first field's that fails
+  const auto read = [&](const auto& field) {
+    if (auto ok = field.read(env, plan); !ok && !error) error = ok.error();
+  };
+  std::apply([&](const auto&... field) { (read(field), ...); }, kFields);
+  if (error) return fail(*error);
   if (auto ok = check_consistent(plan); !ok) return fail(ok.error());
   return plan;
 }

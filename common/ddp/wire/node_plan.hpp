@@ -1,7 +1,9 @@
 // NodePlan: everything one node's agent needs to start its workers, worked out
 // by the SPANK plugin on the compute node (plan/step_plan.hpp) and handed to
 // ddp-agent through DDP_PLAN_* environment variables: the agent's contract
-// with the plugin, written and read here. The standalone agent builds the
+// with the plugin, written and read here: each field travels as one
+// DDP_PLAN_<NAME> variable, named in one table (node_plan.cpp: kFields) with
+// its form and bounds. The standalone agent builds the
 // same plan from its command line. What the agent runs is this plan; what
 // changes per attempt (ranks after a spare took over, MASTER_PORT) comes with
 // the rendezvous' START and lives in the agent's attempt, not here.
