@@ -130,8 +130,8 @@ Status standalone_plan(const Options& o, agent::AgentSpec& config) {
   // Without --master-port, a search through the default PortRange (outside
   // the kernel's ephemeral ports) from a slot of this process's own, claimed
   // as a Slurm step's is: a port the kernel hands out for bind(0) is one any
-  // outgoing connection may take before PyTorch binds it (seen with 16,384
-  // simulated connections beside integration.hang: EADDRINUSE in TCPStore).
+  // outgoing connection may take before PyTorch binds it (EADDRINUSE in
+  // TCPStore, when many connections are made on the same machine).
   plan.step_id = std::uint32_t(getpid());
   plan.master_port = o.master_port ? o.master_port : ddp::derive_port(plan.port_range, 0, plan.step_id, 0);
   plan.max_restarts = o.max_restarts;

@@ -101,8 +101,8 @@ def main():
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", GLOO_SOCKET_IFNAME="eth0")
     # OpenBLAS's kernels as a user's node gets them (the library's own choice
     # for the CPU), unless pinned: an OPENBLAS_CORETYPE left in the caller's
-    # environment (one development machine had Haswell there, AVX2 on an
-    # AVX-512 CPU) would slow ddp-train's convolutions and not PyTorch's (oneDNN).
+    # environment (Haswell, say: AVX2 on an AVX-512 CPU) would slow
+    # ddp-train's convolutions and not PyTorch's (oneDNN).
     env.pop("OPENBLAS_CORETYPE", None)
     if a.openblas_coretype:
         env["OPENBLAS_CORETYPE"] = a.openblas_coretype

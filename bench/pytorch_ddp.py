@@ -69,8 +69,8 @@ def main():
     cuda = a.device == "cuda"
     torch.set_num_threads(a.threads)
     # As ddp-train does (trainer/model/cpu_ops.cpp): subnormal floats flushed
-    # to zero on the CPU, so neither side pays for them (the autoencoder's
-    # later epochs ran 3x slower with them).
+    # to zero on the CPU, so neither side pays for them (with them the
+    # autoencoder's later epochs run several times slower).
     torch.set_flush_denormal(True)
     if cuda:
         if not torch.cuda.is_available():

@@ -2,11 +2,8 @@
 // bench/scale_light.py at 16,384 nodes. Each node is the agents' own
 // rendezvous client (agent/rendezvous/rdzv_client.hpp: the handshake with
 // the step's secret, JOIN, heartbeats, retries, STOPPED), all in one event
-// loop; none starts a worker. The script's own asyncio simulator took 21 s
-// of CPU for 16,384 nodes (rendezvous 17.5 s, 24,573 retries); this one
-// 4.2 s (rendezvous 4.0 s), on the same two cores as node 0, and 1.6-2.0 s
-// (rendezvous 1.5-1.9 s) once the client lost three per-node costs a real
-// agent pays once (fd7c88c: doc/benchmarks.md).
+// loop; none starts a worker. In C++ and with the agents' own client, it
+// leaves node 0 most of the machine's CPU (doc/benchmarks.md has its cost).
 //
 //   ddp-rdzv-swarm --nodes N --port P --run ID --t0-ns T --mode failfast|spare
 //                  [--spares K] [--timeout-s S]
@@ -116,8 +113,8 @@ class Swarm {
     return true;
   }
 
-  // Counted as they come: a scan of 16,384 nodes after every loop turn was
-  // a tenth of the simulator's CPU, on the cores node 0 shares with it.
+  // Counted as they come, not by a scan of every node after every loop
+  // turn: the simulator shares its cores with node 0.
   std::size_t started(std::uint32_t attempt) const { return attempt < 2 ? starts_[attempt] : 0; }
   std::size_t stopped(std::uint32_t attempt) const { return attempt < 2 ? stops_[attempt] : 0; }
   std::optional<Clock::time_point> last_start(std::uint32_t attempt) const {

@@ -479,7 +479,7 @@ class Sim:
         text = self.node0_err.decode(errors="replace")
         # Node 0 logs the first few of each kind one by one, then summaries with counts
         # ("N more connection(s) ... (12 shed, 3 timed out)"). refused_pending: connections
-        # shed at the limit of unauthenticated ones (the key predates shedding).
+        # shed at the limit of unauthenticated ones (shedding is how node 0 refuses them).
         summaries = re.findall(r"rendezvous: \d+ more connection\(s\)[^(]*\(([^)]*)\)", text)
         def summed(kind):
             return sum(int(n) for counts in summaries for n in re.findall(r"(\d+) " + kind, counts))

@@ -41,9 +41,8 @@ struct ReportFifo {
 // Node 0, root, as the step starts: the FIFO for this step, owned by the
 // job's user, mode 0600, and the step's nodes from slurmctld, which a report
 // is checked against. Asked now: at the step's end, in slurm_spank_exit,
-// slurmctld may no longer list the step (seen once on Slurm 24.11, in CI:
-// "slurmctld did not tell step 36.0's nodes: not listed", and the bad-node
-// node neither reported nor excluded from a requeue).
+// slurmctld may no longer list the step (24.11 at times does not), and its
+// bad nodes would then be neither reported nor kept out of a requeue.
 Result<ReportFifo> make_report_fifo(std::uint32_t job, std::uint32_t step, uid_t uid, gid_t gid);
 
 // The job as slurmctld has it when the step ends.

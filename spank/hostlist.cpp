@@ -69,7 +69,7 @@ Result<std::vector<std::string>> expand_hostlist(const std::string& hostlist, Ho
     std::free(host);  // hostlist_shift returns malloc'd memory the caller owns
   }
   if (names.empty()) return fail("the node list '" + hostlist + "' is empty");
-  // Slurm reads ",[" as one host named "" (found by fuzzing): no node is.
+  // Slurm reads ",[" as one host named "": no node is.
   if (std::find(names.begin(), names.end(), "") != names.end())
     return fail("the node list '" + hostlist + "' names an empty node");
   return names;

@@ -10,8 +10,7 @@
 // the step at once. The batch step gets Slurm's SIGTERM, and srun, on
 // SIGTERM, forwards SIGKILL to its step ("forcing job termination",
 // srun_job.c, 22.05 to 26.05): node 0's agent may die before an update it
-// starts reaches slurmctld (CI's installed-package pass saw it on
-// 2026-11-28, one run in a few). slurmstepd outlives its tasks, and the job
+// starts reaches slurmctld. slurmstepd outlives its tasks, and the job
 // cannot start again before this returns: slurmstepd calls slurm_spank_exit
 // before it reports the step complete, and the scheduler starts no requeued
 // job while a step of its last run remains (job_scheduler.c,

@@ -147,7 +147,7 @@ std::string turned_off_line(const Settings& settings, const std::string& partiti
 }
 
 // Node 0 of a launched --ddp step, as root: the FIFO its agent reports the
-// nodes it keeps out to (bad_node_fifo.hpp). Made here, as root, before
+// bad nodes to (bad_node_fifo.hpp). Made here, as root, before
 // the shape is known; only the agent shape is given it (user_init).
 void open_report_fifo(spank_t sp, PluginState& st) {
   if (st.error) return;

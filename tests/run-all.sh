@@ -55,8 +55,7 @@ step "build, unit tests and lint"
 cmake -S . -B build -DDDP_WERROR=ON -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=OFF -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 cmake --build build -j"$(nproc)"
 # The unit tests bind ephemeral ports (unit.ports: 40 of its own, from its
-# pid) and make their own temporary files: in parallel (serially they took
-# 72 s on 2 cores, 2026-11-28).
+# pid) and make their own temporary files: in parallel.
 ctest --test-dir build --output-on-failure -L "unit|lint" -j"$(nproc)"
 
 # The GPU kit (tests/gpu/README.md): packed from this build, then proven
@@ -75,8 +74,8 @@ else
 fi
 
 # This release's packages: the .deb packed from the build above (a second
-# build of the same sources took 5-8 minutes of CI, 2026-11-27), and the
-# source RPM; each linted.
+# build of the same sources would cost minutes of CI), and the source RPM;
+# each linted.
 step "this release's packages"
 BUILD_DIR=$PWD/build packaging/build-deb.sh
 packaging/build-rpm.sh --source-only
@@ -95,8 +94,8 @@ DDP_FUZZ_SECONDS=10 tests/sanitize.sh
 # packed from that build, installed and tested there; then inside a Debian
 # unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). Their tests
 # one after the other: side by side, their CPU-bound tests (PyTorch's start-up)
-# took as long as in turn, some four times their time alone (2026-11-27); only
-# the second one's build runs beside the first one's.
+# take as long as in turn, some four times their time alone; only the second
+# one's build runs beside the first one's.
 step "Debian 13 and unstable chroots"
 for i in "${!prepare_pids[@]}"; do
   wait "${prepare_pids[i]}" || {
@@ -111,7 +110,7 @@ run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh in the chroot made
   DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@"
 }
 # Meanwhile, at the lowest priority, the older release's .deb for the upgrade
-# and rolling-upgrade tests: 1d2248e, the last one whose drop-in named the
+# and rolling-upgrade tests: old_release, the last one whose drop-in named the
 # plugin itself and whose agents speak rendezvous protocol 3. It takes the
 # CPU the chroots' builds and tests leave.
 old_release=1d2248e
@@ -139,9 +138,9 @@ wait "$sid_build_pid" || { cat "$chroots/sid-build.log" >&2; echo "run-all: the 
 run_suite sid -L 'unit|releases'
 
 # The package, as a site installs it. A slurm-ddp already installed is a
-# site's or a run that was killed before its purge (the stop CI of 27d255f
-# found one left by an interrupted run on the machine its image came from):
-# on a CI machine it is purged, saying so; elsewhere it is the user's to keep.
+# site's or a run that was killed before its purge (a CI machine's image may
+# carry one left by an interrupted run on the machine it was made from): on
+# a CI machine it is purged, saying so; elsewhere it is the user's to keep.
 if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then
   if [[ -z ${CI:-} ]]; then
     echo "run-all: slurm-ddp is already installed on this machine; purge it first (dpkg --purge slurm-ddp)" >&2

@@ -24,9 +24,8 @@ build=${DDP_SANITIZE_BUILD:-build-san}
 # into slurmstepd, which forks each task while its other threads run, and
 # LLVM 14's runtime does not hold its allocator's locks across fork(): the
 # child could inherit one held by another thread and hang in its first free()
-# (seen: exec_task -> slurm_xfree, a plain `srun -N2 hostname` stuck until
-# the test's timeout, in 1 of a few runs). LLVM 19's runtime takes them
-# around fork(): 150 such steps in a row, none stuck.
+# (exec_task -> slurm_xfree: a plain `srun -N2 hostname` stuck until the
+# test's timeout). LLVM 19's runtime takes them around fork().
 llvm=${DDP_SANITIZE_LLVM:-19}
 packaging/install-deps.sh >/dev/null
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q "^CMAKE_CXX_COMPILER:.*=$(command -v "clang++-$llvm")\$" "$build/CMakeCache.txt"; then

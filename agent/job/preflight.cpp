@@ -11,9 +11,8 @@ namespace ddp::agent {
 namespace {
 
 // At least this many times below the others' median: a GEMM 1.5x, a link 2x
-// (healthy transfers between the test cluster's namespaces, which share two
-// cores, were seen 1.6x apart; a link that lost a lane or runs at a lower
-// speed is 2x to 100x off).
+// (healthy transfers between nodes that share a host's cores can be 1.6x
+// apart; a link that lost a lane or runs at a lower speed is 2x to 100x off).
 double slower_by(Measure m) { return m == Measure::Compute ? 1.5 : 2.0; }
 constexpr double kSigmas = 3.0;  // and more than this many of their standard deviations
 // ... or this many times below, whatever their spread: three others spread by

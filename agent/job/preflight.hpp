@@ -4,26 +4,24 @@
 //
 // The order (preflight_turns): compute checks on every host at once but one
 // node per host at a time (nodes that share a machine would slow each
-// other: the test cluster's nodes share two cores). Then the network checks,
-// a ring each round: node i sends to node i + s (mod N), s = N/2 in the
-// first round, 1 in the second, so every node sends to and receives from two
-// different nodes, node 0 too. Every transfer of a round runs at once, but a
-// host sends at most one and receives at most one at a time (nodes of one
-// machine take turns): 2 turns of transfers for 16,384 nodes on their own
-// machines, not one per node. Each in kRounds rounds, each node's best kept:
-// one slow GEMM or transfer is noise (a neighbour's burst; seen on the test
-// cluster: one GEMM of four at 0.58x the others' median, on a healthy node),
-// a slow node is slow every time. A transfer is as slow as the slower of
-// its two ends: a node with a slow link is slow in both its transfers out
-// (or in), its partners in one of theirs only, and the best of two hides that
-// one. So a node's network figure is the slower of its best transfer out and
-// its best transfer in (link_result).
+// other). Then the network checks, a ring each round: node i sends to node
+// i + s (mod N), s = N/2 in the first round, 1 in the second, so every node
+// sends to and receives from two different nodes, node 0 too. Every transfer
+// of a round runs at once, but a host sends at most one and receives at most
+// one at a time (nodes of one machine take turns): 2 turns of transfers for
+// 16,384 nodes on their own machines, not one per node. Each in kRounds
+// rounds, each node's best kept: one slow GEMM or transfer is noise (a
+// neighbour's burst can slow a healthy node's GEMM well below the others'
+// median), a slow node is slow every time. A transfer is as slow as the
+// slower of its two ends: a node with a slow link is slow in both its
+// transfers out (or in), its partners in one of theirs only, and the best of
+// two hides that one. So a node's network figure is the slower of its best
+// transfer out and its best transfer in (link_result).
 //
 // A node the GEMM rule would name for its rate (not for a failure) gets one
 // more GEMM, alone on its host, before it is named (confirmation_turns): a
-// burst on a shared host can outlast both rounds of one node (seen on the
-// test cluster: a healthy node at 0.63x the others' median in both, and at
-// their rate again after). A slow node is slow a third time.
+// burst on a shared host can outlast both rounds of a healthy node, which is
+// at the others' rate again once it is over. A slow node is slow a third time.
 //
 // The rule (judge_preflight), per measure, over the nodes with a figure
 // (three at least: of two, neither can be told from the other): a node is
@@ -33,9 +31,10 @@
 // or did not finish in time is named with why, unless no node's check ran
 // (then the check itself is broken, not a node: one warning, no verdict).
 // A node the compute check named is left out of the network's judging: its
-// slow CPUs slow its transfers (seen: 15% of a CPU sent at a seventh of the
-// others' rate), and would hide another node's slow link. Its partners'
-// transfers with it are slow too, once each: the best of two hides that.
+// slow CPUs slow its transfers (a node held to 15% of a CPU sends at a
+// fraction of the others' rate), and would hide another node's slow link.
+// Its partners' transfers with it are slow too, once each: the best of two
+// hides that.
 #pragma once
 
 #include <cstdint>

@@ -8,16 +8,16 @@
 // times the other nodes' median mean, and more than 3 of their standard
 // deviations above it, and its last window is at least 50% (it is slow
 // now). Megatron-LM names a rank 10% and 1 sigma off the mean; we ask more:
-// on the test cluster (three nodes sharing two cores) single windows swing
-// 2.5x while healthy and 30 s means reach 65% and 1.35x. The floors were 80%
-// at first: a worker capped at 15% of a CPU showed 84% in some runs, but
-// 57-90% (mean 72%) in others, its main thread waiting on Gloo's own thread
-// part of the time, and was missed; the ratio is what tells. A throttled node is
-// named about 20 s after it slows (its mean crosses before the 6 windows are
-// all slow), against the 60 s asked and nvidia-resiliency-ext's 60-300 s
-// report interval; the first 30 s of an attempt (imports, the first
-// collectives) are never judged. A window is skipped when a node's LOAD is
-// late or its output is held: no verdict from half the picture.
+// on nodes that share their cores single windows swing 2.5x while healthy
+// and 30 s means reach 65% and 1.35x. The floors are not higher: a worker
+// capped at 15% of a CPU can show anything from 57% to 90%, its main thread
+// waiting on Gloo's own thread part of the time; the ratio is what tells. A
+// throttled node is named about 20 s after it slows (its mean crosses before
+// the 6 windows are all slow), against the 60 s asked and
+// nvidia-resiliency-ext's 60-300 s report interval; the first 30 s of an
+// attempt (imports, the first collectives) are never judged. A window is
+// skipped when a node's LOAD is late or its output is held: no verdict from
+// half the picture.
 //
 // On GPUs (every node's LOAD carries its workers' time in NCCL's collectives,
 // from our profiler plugin: duties/load_watch.hpp) the figure is instead a

@@ -82,8 +82,8 @@ struct ProfilerV5 {
   Result (*finalize)(void* context);
 };
 
-// The layout NCCL 2.28.9 compiles (measured there): any difference is a
-// plugin that reads garbage, so the build refuses it.
+// The layout NCCL 2.28.9 compiles: any difference is a plugin that reads
+// garbage, so the build refuses it.
 static_assert(offsetof(EventDescr, parent_obj) == 8 && offsetof(EventDescr, rank) == 16);
 static_assert(offsetof(EventDescr, coll) == 24 && sizeof(EventDescr) == 112);
 static_assert(offsetof(EventDescr, coll.func) == 32 && offsetof(EventDescr, coll.count) == 56);

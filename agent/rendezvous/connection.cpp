@@ -71,7 +71,7 @@ void Connection::flush() {
     return;
   }
   // One epoll_ctl only when the interest changes, not one per message: at
-  // 16,384 nodes it was node 0's most frequent system call after send.
+  // 16,384 nodes that would be node 0's most frequent system call after send.
   if (fd_ < 0 || watching_out_ == !out_.empty()) return;
   watching_out_ = !out_.empty();
   if (auto ok = loop_.modify(fd_, EPOLLIN | EPOLLRDHUP | (watching_out_ ? std::uint32_t(EPOLLOUT) : 0u)); !ok)

@@ -12,9 +12,9 @@ namespace ddp::agent {
 
 // Node 0 sends one heartbeat to every node and gets one from every node in
 // each interval: once a second, 2 x 16,383 messages a second at 16,384 nodes,
-// and on a rendezvous that takes seconds they were about half of node 0's
-// CPU (bench/scale_light.py, doc/benchmarks.md). So the interval grows with
-// the nodes past this many heartbeats a second each way...
+// and on a rendezvous that takes seconds about half of node 0's CPU
+// (doc/benchmarks.md). So the interval grows with the nodes past this many
+// heartbeats a second each way...
 inline constexpr std::uint32_t kHeartbeatsPerSecond = 4096;
 
 // ...but never past a third of the heartbeat timeout, so that a peer is
@@ -31,8 +31,8 @@ constexpr std::chrono::milliseconds heartbeat_interval(std::uint32_t nodes, std:
 // Any message is one, so the nodes just welcomed (WELCOME) and those told
 // something else within the interval (START, LOAD...) get none: at 16,384
 // nodes, a rendezvous of a few seconds then sends no heartbeat at all, where
-// one round to every node, as a broadcast every interval sent it, was a
-// quarter of node 0's sends (bench/scale_light.py). And each peer's
+// a broadcast every interval would add a round to every node, a quarter of
+// node 0's sends (doc/benchmarks.md). And each peer's
 // heartbeats fall due at its own times, not all 16,383 in one burst.
 constexpr bool heartbeat_due(std::chrono::steady_clock::time_point last_sent, std::chrono::steady_clock::time_point now,
                              std::chrono::milliseconds every) {

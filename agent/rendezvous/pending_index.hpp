@@ -2,8 +2,8 @@
 // source address: what shedding and the handshake deadline look through. Kept
 // apart from the gate's peers (16,384 of them in a large step, nearly all
 // authenticated), so that a look at the pending ones costs what they number,
-// not what the step does (bench/scale_light.py: a pass over every peer per
-// batch of accepts was most of node 0's CPU at 16,384 nodes).
+// not what the step does (a pass over every peer per batch of accepts would
+// be most of node 0's CPU at 16,384 nodes).
 #pragma once
 
 #include <cstddef>

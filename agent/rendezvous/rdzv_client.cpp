@@ -49,9 +49,8 @@ Result<in_addr> resolve(const std::string& host) {
 }
 
 // A connected socket's own address: this node's address toward node 0, as
-// node 0 sees it. No route lookup: a route_to() per JOIN, with its
-// getifaddrs(), was a fifth of the CPU of the 16,384-node simulator
-// (bench/rdzv_swarm.cpp), whose clients share one process.
+// node 0 sees it. The socket knows it: no route lookup (getifaddrs()), which
+// bench/rdzv_swarm.cpp would pay once for each of its thousands of clients.
 std::string local_address(int fd) {
   sockaddr_in local{};
   socklen_t len = sizeof local;
@@ -87,9 +86,8 @@ RdzvClient::RdzvClient(EventLoop& loop, ClientConfig config, Events events)
       config_(std::move(config)),
       events_(std::move(events)),
       // Seeded from the kernel's entropy (rdzv::random_hex), as the nonces
-      // are: a std::random_device per client was a third of the CPU of the
-      // 16,384-node simulator (bench/rdzv_swarm.cpp), whose clients share one
-      // process (its CPU 2.4 s with it, 1.6 s without).
+      // are: cheaper than a std::random_device per client, which
+      // bench/rdzv_swarm.cpp's thousands of clients in one process would pay.
       random_(std::uint32_t(std::stoul(rdzv::random_hex(4), nullptr, 16))) {}
 
 RdzvClient::~RdzvClient() {
@@ -292,7 +290,7 @@ void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
   send(join.to_message());
 }
 
-// A coordinator of protocol 3 (1d2248e) checks the version its JOIN carried:
+// A coordinator of protocol 3 (slurm-ddp 0.1) checks the version its JOIN carried:
 // it gets one, in that protocol's form, and ends the step at once naming this
 // node and both protocols. This agent says the same on its own node as soon
 // as that coordinator answers or hangs up.

@@ -44,11 +44,11 @@ std::string ip_text(const sockaddr_in& a) {
 
 // Handshakes at once: at least `configured`, and as many as the step has
 // nodes up to 4096, so that a large step's nodes, which all connect within a
-// second, are not shed and sent back to retry (with 64, 1,024 simulated nodes
-// took 3.2 s and 4,226 retries to rendezvous; with 1,024, 0.14 s and none:
-// bench/scale_light.py). A quarter of the soft open-files limit at most:
-// strangers' connections must leave descriptors for the real nodes' sockets
-// and the workers' output pipes.
+// second, are not shed and sent back to retry (with too few, a rendezvous of
+// a fraction of a second takes seconds of retries: doc/benchmarks.md). A
+// quarter of the soft open-files limit at most: strangers' connections must
+// leave descriptors for the real nodes' sockets and the workers' output
+// pipes.
 std::size_t pending_limit(std::size_t configured, std::uint32_t nnodes) {
   const std::size_t wanted = std::max<std::size_t>(configured, std::min<std::uint32_t>(nnodes, 4096));
   rlimit lim{};
@@ -112,8 +112,8 @@ Result<bool> RdzvGate::listen(std::uint16_t port) {
   // a connection the full queue drops waits a second for its SYN's
   // retransmission. Asked as long as the kernel allows: it caps the queue at
   // net.core.somaxconn (4096 since Linux 5.4), which admin.md says to raise
-  // for steps of more nodes (asking 4096 here made raising it useless:
-  // 10,597 dropped connections of 16,384, with somaxconn at 16384).
+  // for steps of more nodes (a fixed 4096 here would make raising it
+  // useless: most of 16,384 nodes' connections would be dropped).
   const int fd = listen_socket(port, port == 0, kListenQueue);
   if (fd == -EADDRINUSE) return false;
   if (fd < 0) return fail("cannot listen for the rendezvous on port " + std::to_string(port) + ": " + std::strerror(-fd));
@@ -181,13 +181,12 @@ void RdzvGate::on_accept() {
 // connection comes from an address of its own, as a large step's nodes do,
 // only one that has had shed_after_ to answer is shed; while they are all
 // younger, accepting pauses until there is room, and the loop reads their
-// answers (16,384 simulated nodes connecting at once were otherwise shed
-// before their answers were read, again and again). Once per batch of
+// answers (thousands of nodes connecting at once would otherwise be shed
+// before their answers are read, again and again). Once per batch of
 // accepts: a look at the oldest waiting connection when each has an address
 // of its own, else one pass over the waiting ones and a heap. (A pass per
-// victim was quadratic; a pass over every peer per batch, authenticated
-// ones included, was most of node 0's CPU at 16,384 nodes:
-// bench/scale_light.py.)
+// victim would be quadratic, and a pass over every peer per batch,
+// authenticated ones included, most of node 0's CPU at 16,384 nodes.)
 void RdzvGate::shed_excess() {
   if (waiting_.size() <= max_pending_) return;
   const std::string why = "more than " + std::to_string(max_pending_) + " unauthenticated connections at once";
@@ -338,8 +337,8 @@ void RdzvGate::refuse_version(std::uint64_t id, Peer& peer, const rdzv::Response
 
 void RdzvGate::broadcast(const rdzv::Message& m) {
   // A failed send closes that peer, and on_close erases it from peers_: walk
-  // a snapshot of the ids, never the map itself (found by bench/scale_sim.py:
-  // node 0 crashed at N >= 512 when an agent that had left reset its socket).
+  // a snapshot of the ids, never the map itself (an agent that has left and
+  // reset its socket makes a send fail in the middle of the walk).
   std::vector<std::uint64_t> ids;
   ids.reserve(peers_.size());
   for (const auto& [id, peer] : peers_)

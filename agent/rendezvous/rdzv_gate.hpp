@@ -137,7 +137,7 @@ class RdzvGate {
   std::size_t max_pending_ = 64;
   // While every pending connection comes from an address of its own, one is
   // shed only once it had this long to answer the challenge (an agent needs
-  // one round trip; a simulator of 16,384 nodes on two cores took up to a
+  // one round trip; a simulator of 16,384 nodes on two cores needs up to a
   // second): 1 s, or half the handshake timeout.
   std::chrono::milliseconds shed_after_{1000};
   StrangerLog strangers_;

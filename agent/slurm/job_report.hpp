@@ -10,7 +10,7 @@
 //     `squeue -o %k` show and the job's own user may set: the failure's class
 //     and first line after the user's own comment ("mine | ddp: ...").
 // Folklore: while a job ends, scontrol shows JobState=COMPLETING whatever
-// its end (the flag hides the base state; seen on 22.05): the Reason tells a
+// its end (the flag hides the base state, on 22.05 at least): the Reason tells a
 // time limit from the rest.
 #pragma once
 

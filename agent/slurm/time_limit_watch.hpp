@@ -1,5 +1,5 @@
 // Node 0 says that the job's time limit is near while srun still carries its
-// output. Folklore (seen on 22.05, integration.requeue_time_limit): at a
+// output. Folklore (Slurm 22.05; integration.requeue_time_limit): at a
 // batch job's time limit slurmstepd signals the batch script's processes
 // too, and srun, on its SIGTERM, kills the step's tasks at once and exits
 // ("srun: forcing job termination"); whatever an agent prints after that

@@ -178,9 +178,8 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     cd /src/main
     # The prefix the package installs to, so that --package packs this build.
     # No debug information: a build for the tests (and its .deb for the
-    # package tests), never shipped; -g took a quarter to a third of the
-    # compile time (GCC 12, two unity units: 26.3 s against 19.4 s, 24.3 s
-    # against 14.8 s, 2026-11-27).
+    # package tests), never shipped; -g takes a quarter to a third of the
+    # compile time.
     # The bench programs only for --bench (ddp-sgemm-bench): 30-40 s of CPU less.
     bench_tools=OFF
     [[ $DDP_BENCH == 1 ]] && bench_tools=ON

@@ -275,10 +275,9 @@ EOF
 # slurmd loads a cgroup plugin even when nothing uses cgroups (proctrack/pgid,
 # task/none). On a host with only cgroup v2 and no systemd (a GPU VM, a
 # container), the autodetected cgroup/v2 asks systemd over D-Bus for a scope
-# and slurmd exits ("cannot connect to dbus system daemon"; seen with the GPU
-# kit's 22.05 on an H200 VM). 22.05 has no CgroupPlugin=disabled, but
-# cgroup/v1's init touches nothing and nothing here calls it afterwards (the
-# whole kit ran there so). Later releases get CgroupPlugin=disabled, untried:
+# and slurmd exits ("cannot connect to dbus system daemon"). 22.05 has no
+# CgroupPlugin=disabled, but cgroup/v1's init touches nothing and nothing
+# here calls it afterwards. Later releases get CgroupPlugin=disabled, untried:
 # the machines that run the chroots have cgroup v1 and never write this file.
 write_cgroup_conf() {
   [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs && ! -S /run/dbus/system_bus_socket ]] || return 0
@@ -447,9 +446,8 @@ cmd_down() {
   fi
   # From Slurm 23.11 on, `scontrol reconfigure` makes slurmctld start a new
   # process of itself, which writes the pidfile only once it is up: one the
-  # pidfile did not name yet is found by its config file (the Debian 13
-  # chroot's configless test left one holding the next cluster's port,
-  # 2026-11-28).
+  # pidfile did not name yet is found by its config file (one left running
+  # would hold the next cluster's port).
   local strays=()
   mapfile -t strays < <(pgrep -f -- "-f $dir/slurm.conf")
   ((${#strays[@]} == 0)) || kill -KILL "${strays[@]}" 2>/dev/null || true

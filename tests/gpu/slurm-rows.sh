@@ -56,8 +56,8 @@ slurm_up() {
   chmod 755 "$slurm_work"
   # The site's NCCL settings, one per level; NCCL names each value it used.
   # The node line is one that may differ between nodes: a tuning variable
-  # such as NCCL_NTHREADS on one node only hung Lightning's and Accelerate's
-  # first collectives on the H200 (ranks must agree on it).
+  # such as NCCL_NTHREADS set on one node only hangs the first collectives
+  # (ranks must agree on it).
   cat >"$slurm_work/ddp.conf" <<'EOF'
 Env=NCCL_IB_DISABLE=1
 PartitionName=debug Env=NCCL_BUFFSIZE=2097152

@@ -14,10 +14,9 @@ rm -f /tmp/agent-err.$$
 out=$(timeout 120 "$agent" --nproc 2 -- /usr/bin/python3 "$src/examples/train_fashion_mnist.py" --epochs 1)
 grep -q 'epoch 1/1: test accuracy 0\.[7-9]' <<<"$out" || { echo "$out"; echo "FAIL: standalone training"; exit 1; }
 # MASTER_PORT never from the kernel's ephemeral ports, which any outgoing
-# connection may take before TCPStore binds it (seen beside 16,384 simulated
-# connections: EADDRINUSE in TCPStore): in a network namespace whose
+# connection may take before TCPStore binds it (EADDRINUSE in TCPStore, the
+# likelier the more connections the node has): in a network namespace whose
 # ephemeral range is 40000-40999, the port is one of the default PortRange.
-# (Before: the kernel's pick for bind(0), from 40000-40999.)
 out=$(timeout 60 unshare --net /usr/bin/python3 - "$agent" <<'PY' 2>&1
 import subprocess, sys
 subprocess.run(["ip", "link", "set", "lo", "up"], check=True)

@@ -11,8 +11,7 @@ addr0=$(node_addr "$node0")
 if getent hosts "$node0" >/dev/null; then fail "$node0 resolves; the test needs unresolvable node names"; fi
 
 # On nodes 0 and 1 by name: a test just before may leave node 0 completing
-# its last job for a moment, and srun -N2 alone then takes nodes 1 and 2
-# (seen in the unstable chroot after failure_class: MASTER_ADDR node 1's, as it should be).
+# its last job for a moment, and srun -N2 alone then takes nodes 1 and 2.
 run srun -N2 -w "$node0,$CLUSTER_NAME-n1" --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
 expect_rc 0 "srun --ddp allreduce"
 lines=$(grep '^rank=' <<<"$OUT" | sort)

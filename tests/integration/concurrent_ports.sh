@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Ports that never collide: six 2-node steps started at once on the same two
-# nodes with a 16-port site range (the field's repro: with ports derived from
-# the job and step ids plus a check, three of six failed with "MASTER_PORT ...
-# is already in use"). Each step's rank 0 binds MASTER_PORT the way PyTorch's
+# nodes with a 16-port site range (the field's case: ports derived from the
+# job and step ids plus a check alone collide here, "MASTER_PORT ... is
+# already in use"). Each step's rank 0 binds MASTER_PORT the way PyTorch's
 # TCPStore does and holds it while the other steps run; rank 1 fails the first
 # attempt, so every step restarts once on a new MASTER_PORT. Node 0's agents
 # claim each port (ddp/node/port_claim.hpp): every step ends 0, and the six
@@ -70,8 +70,8 @@ for i in 1 2 3 4 5 6; do
               cat "$out/$i.out" "$out/$i.err"; } >&2
 done
 echo "collisions seen: $collisions of 6 steps; steps failed: $failed"
-# A step that never met (seen once in CI under ASan: node 1 found no
-# rendezvous for 60 s, node 0 printed nothing): what the daemons saw.
+# A step that never met (node 1 finds no rendezvous, node 0 prints
+# nothing): what the daemons saw.
 if ((failed > 0)); then
   { echo "--- salloc:"; cat "$WORK/salloc.out"
     for n in 0 1; do echo "--- slurmd of node $n (tail):"; tail -n 40 "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n$n.log"; done

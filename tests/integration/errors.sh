@@ -51,15 +51,14 @@ expect_in "$ERR" "root cause: MASTER_PORT $port (--ddp-port) is in use on node 0
 kill $holder 2>/dev/null || true
 
 # A failing worker: srun's exit code is the worker's, and the root cause names
-# it. The agent stops the other worker on its node at once; stopping the other
-# node's workers too needs the agents' rendezvous (not in this release), so
-# they sleep only briefly here.
+# it. The agent stops the other worker on its node at once; the other node's
+# workers sleep only briefly here (fail_fast.sh tests that they are stopped).
 run srun -N2 --ddp=cpu --ddp-procs=2 "$PYTHON" -c 'import os, sys, time; r = int(os.environ["RANK"]); sys.exit(3) if r == 2 else time.sleep(3)'
 expect_rc 3 "worker rank 2 exits 3"
 expect_in "$ERR" "root cause: worker rank 2 (local rank 0) on node 1" "root cause names the rank"
 
-# A heterogeneous step is refused at once (it used to wait for the rendezvous
-# timeout); one component's step inside a heterogeneous job still works.
+# A heterogeneous step is refused at once (not at the rendezvous timeout);
+# one component's step inside a heterogeneous job still works.
 run srun -N1 --ddp=cpu true : -N1 true
 expect_failure "heterogeneous step"
 expect_in "$ERR" "ddp: --ddp cannot run a heterogeneous step (srun ... : ...)" "heterogeneous step refused with the fix"

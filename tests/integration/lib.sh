@@ -137,8 +137,8 @@ since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 # node_back INDEX: a node a test cut off or crashed answers Slurm again: its
 # link up, its slurmd started if it is gone, and the node idle within 60 s
 # (ReturnToService=2 brings a DOWN node back once its slurmd answers). A
-# slurmd that died again at start (seen once in CI, its log not kept) is
-# started once more after 20 s, and the failure shows that node's log.
+# slurmd that dies again at start is started once more after 20 s, and the
+# failure shows that node's log.
 node_back() {
   local node=$CLUSTER_NAME-n$1 deadline=$((SECONDS + 60)) restarted_at=$SECONDS
   ip link set "sddp$CLUSTER_NAME$1" up 2>/dev/null || true

@@ -6,8 +6,8 @@
 # line arrives, srun ends with 0, no node is declared lost (their heartbeats
 # go on), each node says once that its output was held, and with
 # --ddp-hang-timeout=5 no worker blocked on its own output is called a hang.
-# (Before the sinks, the agent's loop blocked on the full pipe: node 0
-# was declared lost, srun ended 1, and about half the lines were lost.)
+# (An agent whose loop blocked on the full pipe would have node 0 declared
+# lost, srun end 1, and about half the lines lost.)
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 printer=$DDP_SOURCE_DIR/tests/integration/paused_reader/printer.py

@@ -7,16 +7,13 @@
 #    tasks SIGTERM while the job is still RUNNING, its Reason None: only
 #    scontrol's PreemptTime says why. Node 0's root cause must say the job was
 #    preempted, class slurm_stop, and not blame a worker, a lost node or the
-#    user's scancel. (Before: "Slurm stopped this step while the job goes on
-#    ... the step was cancelled (scancel JOB.STEP) or srun was interrupted",
-#    Slurm 22.05, 2026-11-27.)
+#    user's scancel.
 # 2. The signals race: every node's agent gets SIGTERM, in no set order. Here
-#    node 1's agent alone gets it, the order that made node 0 report "node 1
-#    ... was lost: its agent's connection ended" (class node_lost, once in
-#    five preempted runs in the Debian 13 chroot, 2026-11-27): node 1 says
-#    SIGNALLED first, so the run ends as Slurm's stop.
-# Either way no agent leaves its run directory behind in TMPDIR (before, every
-# stopped run did).
+#    node 1's agent alone gets it, the order in which node 0 could take node
+#    1's end for a loss ("node 1 ... was lost: its agent's connection ended",
+#    class node_lost): node 1 says SIGNALLED first, so the run ends as
+#    Slurm's stop.
+# Either way no agent leaves its run directory behind in TMPDIR.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 

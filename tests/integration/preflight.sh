@@ -11,7 +11,7 @@
 #      starts, and no restart is spent;
 #   3. node 2's link slowed with tc (tbf, 100 Mbit/s, on eth0 in its
 #      namespace): named for its link, not for its compute; then node 0's
-#      (its transfers were not judged before the ring);
+#      (in the ring like every other node, its transfers are judged too);
 #   4. a bad value is refused by srun at once, naming the choices.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -58,7 +58,7 @@ expect_not_in "$ERR" "restarting every worker" "no worker had started: no restar
 cgroup_drop "$cg"
 cg=""
 
-# 3. Node 2's link slowed, then node 0's (not judged before the ring): the
+# 3. Node 2's link slowed, then node 0's (judged as the others are): the
 # slow node is named for its link, alone (not the nodes it sent to), not for
 # its compute. Its line goes to $named_link.
 slow_link_named() {

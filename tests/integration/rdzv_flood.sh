@@ -9,9 +9,9 @@
 # Last, streams as fast as the stranger can send, for 10 s, while the job
 # runs: short lines (`yes | nc`) and bytes without a newline, a new connection
 # each time one is closed. Node 0 must keep its heartbeats (no node lost), its
-# peak memory (VmHWM) under 64 MiB, and the job end with 0. (Before the
-# stranger budget, a line flood grew node 0 to gigabytes in seconds, and its
-# read loop starved the heartbeats: node 0 was declared lost.)
+# peak memory (VmHWM) under 64 MiB, and the job end with 0. (Without the
+# stranger budget, a line flood would grow node 0 to gigabytes in seconds,
+# and its read loop starve the heartbeats: node 0 would be declared lost.)
 #
 #   rdzv_flood.sh AGENT SOURCE_DIR
 set -euo pipefail

@@ -232,7 +232,7 @@ def cmd_replay(a):
     _, nonce5, _ = challenge(s5)
     s5.sendall(response(a.secret_a, run_a, a.node, nonce5, int(version) - 1))
     print("other-version:", read_line(s5), flush=True)
-    # 5. The same from an agent of protocol 3 (1d2248e): no version at all.
+    # 5. The same from an agent of protocol 3 (the older release): no version at all.
     s6 = connect(a.host_a, a.port_a)
     _, nonce6, _ = challenge(s6)
     s6.sendall(response(a.secret_a, run_a, a.node, nonce6, None))

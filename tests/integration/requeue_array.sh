@@ -3,9 +3,8 @@
 # id (the task started last keeps the array's record), and `scontrol requeue`
 # of that id requeues every task. Slurm's warning to that task must requeue
 # it alone (node 0 names it ARRAYJOBID_TASKID); the other task trains on
-# untouched. (Before, the other task was requeued too.) About a minute of two
-# training tasks: the native pass runs it (label unsanitized, and not releases:
-# tests/integration/CMakeLists.txt).
+# untouched. About a minute of two training tasks: the native pass runs it
+# (label unsanitized, and not releases: tests/integration/CMakeLists.txt).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 train=${1:?path to ddp-train}
@@ -20,10 +19,10 @@ echo "task \$SLURM_ARRAY_TASK_ID went on after srun: \$?"
 JOB
 aid=$(sbatch --parsable --array=0-1 -N1 --open-mode=append -o "$WORK/array_%a.out" -e "$WORK/array_%a.err" \
   "$WORK/array.sh") || fail "sbatch refused the array"
-# Both train (their first epoch reported); the signal goes at once: in the
-# Debian 13 chroot a task trains its 8 epochs in about 25 s, and waiting for
-# the second epoch of both once let the signalled task end before the
-# signal came (COMPLETED, Restarts 0).
+# Both train (their first epoch reported); the signal goes at once: a task
+# trains its 8 epochs in about 25 s, and waiting for the second epoch of both
+# can let the signalled task end before the signal comes (COMPLETED,
+# Restarts 0).
 wait_lines "$WORK/array_0.out" "epoch 1/8" 1 60
 wait_lines "$WORK/array_1.out" "epoch 1/8" 1 30
 task_job() { scontrol show job "${aid}_$1" | sed -n 's/^JobId=\([0-9]*\) .*/\1/p'; }
@@ -52,7 +51,7 @@ while ((SECONDS < deadline && ${#final[@]} < 2)); do
 done
 OUT=$(cat "$WORK"/array_*.out) ERR=$(cat "$WORK"/array_*.err)
 ((${#final[@]} == 2)) || { show "the array"; diagnose; fail "array $aid did not end within 120 s"; }
-# Should the signalled task end unrequeued again, what it and Slurm said.
+# Should the signalled task end unrequeued, what it and Slurm said.
 if [[ ${restarts[$own]:-} != 1 ]]; then
   { echo "--- array task $own's output:"; tail -n 30 "$WORK/array_$own.out" "$WORK/array_$own.err"
     echo "--- scontrol show job ${aid}_$own:"; scontrol show job "${aid}_$own"; } >&2 2>/dev/null || true

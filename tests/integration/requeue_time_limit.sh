@@ -3,17 +3,16 @@
 # and a worker that saves on USR1 and trains on (a PyTorch script that does
 # not read DDP_REQUEUE). slurmctld sends the warning on its periodic pass,
 # "up to 60 seconds earlier than specified" (sbatch(1)): with 50 s asked of a
-# 1-minute job it could come at the job's very start, before the step ran, to
-# no task, and the job ended TIMEOUT (seen once in the Debian 13 chroot in
-# CI, no line of the agent or the worker in its output); 20 s asked leaves
-# the step time to start. Node 0 asks slurmctld for the job's end and
-# requeues within the time left, less KillWait and a margin, instead of
-# waiting out RequeueWait (60 s). The job must be requeued (Restarts=1), never
-# end TIMEOUT. (Before: the 60 s wait outlasted the job, which ended TIMEOUT.)
+# 1-minute job it can come at the job's very start, before the step runs, to
+# no task, and the job ends TIMEOUT; 20 s asked leaves the step time to
+# start. Node 0 asks slurmctld for the job's end and requeues within the time
+# left, less KillWait and a margin, instead of waiting out RequeueWait (60 s),
+# which would outlast the job. The job must be requeued (Restarts=1), never
+# end TIMEOUT.
 # Beside it, in the same minute, a 2-node job without --ddp-requeue meets its
 # time limit. srun, signalled with the batch script, kills the step at once
 # and exits (agent/slurm/time_limit_watch.hpp): node 0 said beforehand that
-# the limit was near, with what to do. (Before: nothing of ours in its output.)
+# the limit was near, with what to do.
 # About a minute: the native pass runs it (label unsanitized, and not
 # releases: tests/integration/CMakeLists.txt).
 # shellcheck source=tests/integration/lib.sh

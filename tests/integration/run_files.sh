@@ -7,9 +7,9 @@
 #    an agent would have used under a predictable name (TMPDIR/ddp-agent-UID-PID,
 #    for each of the next PIDs), with links to a victim's file, or FIFOs, as
 #    the progress and error files. The victim's file must stay intact and the
-#    job end with 0. (Before the private directory, the agent truncated the
-#    victim's file through the link and the job ended 0 all the same; with
-#    FIFOs it hung in open().) The same user makes a shared --log-dir first,
+#    job end with 0. (An agent writing at those names would truncate the
+#    victim's file through the link and end 0 all the same, and hang in
+#    open() on a FIFO.) The same user makes a shared --log-dir first,
 #    with a link as rank 0's log: refused, the victim's file intact.
 # 2. While the job runs, its directory is the victim's alone (mode 0700); a
 #    failed run keeps it for the post-mortem, and the other user can read
@@ -120,8 +120,7 @@ pass "the run's directory is 0700 root's: kept after a failure (unreadable to $m
 
 # A failure that names no error file, and a run stopped by a signal (Slurm's
 # SIGTERM: scancel, preemption, a time limit): nothing for the root cause to
-# point at, nothing kept. (Before, every failed or stopped run left its
-# directory: 268 of them in this VM's /tmp, 2026-11-27.)
+# point at, nothing kept.
 TMPDIR=$tmp timeout 60 "$agent" --nproc 1 -- /bin/sh -c 'exit 3' >/dev/null 2>"$work/plain.err" && rc=0 || rc=$?
 [[ $rc == 3 ]] || { show "$work/plain.err"; fail "a worker that exits 3 without an error file: the agent ended $rc"; }
 [[ $(comm -13 <(echo "$before") <(ls "$tmp")) == "$kept" ]] || fail "a failure without an error file left its directory"

@@ -45,7 +45,7 @@ run env DDP_ONE_GPU_PER_WORKER=1 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 
 expect_rc 0 "--gpus-per-task=1 with DDP_ONE_GPU_PER_WORKER=1"
 expect_eq "$(grep -c 'rank=[0-3] local=[01] cvd=[01] ' <<<"$OUT")" "4" "each task-worker sees its one GPU"
 # The options only the agent implements: refused once, with the fix, before
-# any worker runs (they were accepted and did nothing).
+# any worker runs (accepted, they would do nothing).
 marker="$WORK/ran"
 for option in --ddp-restarts=2 --ddp-hang-timeout=30 "--ddp-requeue"; do
   name=${option%%=*}
@@ -65,8 +65,8 @@ for option in --ddp-restarts=2 --ddp-hang-timeout=30 "--ddp-requeue"; do
 done
 # Two task-shape steps on the same --ddp-port: node 0's slurmstepd holds the
 # first one's claim for the step's life, so the second is refused at once,
-# naming the holder (before, both started and the second's rank 0 could not
-# bind). Once the first has ended, the port is free again.
+# naming the holder (not left to start and fail when its rank 0 cannot bind).
+# Once the first has ended, the port is free again.
 bg_srun holder -N2 --ntasks-per-node=2 --ddp=cpu --ddp-port=24888 /bin/sh -c 'echo holding; sleep 6'
 wait_lines "$WORK/holder.out" "holding" 4 30
 run srun -N2 --ntasks-per-node=2 --ddp=cpu --ddp-port=24888 /bin/sh -c "touch $WORK/second-ran.\$RANK"

@@ -5,8 +5,8 @@
 #     in the same order, dropout off: the loss step by step. Steps 1-4 agree
 #     to 1e-4 (relative); to step 8 within 2%: Adadelta's early updates are
 #     nearly sign(g) x 3e-3 for every gradient above about 3e-3, so float
-#     rounding in a gradient near zero grows step by step (measured with
-#     PyTorch 1.13: 3e-6 at step 4, 0.6% at step 8);
+#     rounding in a gradient near zero grows step by step (against PyTorch
+#     1.13: about 3e-6 at step 4, 0.6% at step 8);
 #   - 1 rank and 2 ranks, dropout on, reach the same parameters: dropout's
 #     coins belong to the sample and the step, not to the rank or the row;
 #   - through Slurm: srun -N2 --ddp=cpu trains it, it learns, and a run with
@@ -40,7 +40,7 @@ expect_rc 0 "1 rank"
 run "$agent" --nproc 2 -- "$train" "${args[@]}" --dump-params "$WORK/p2"
 expect_rc 0 "2 ranks"
 diff=$(max_param_diff "$WORK/p1" "$WORK/p2" 1199882) || fail "comparing the parameters of 1 and 2 ranks"
-# Measured 4e-5 after these 4 steps; dropout keyed by the row instead of the
+# These 4 steps agree to about 4e-5; dropout keyed by the row instead of the
 # sample differs by about 1e-2.
 awk -v d="$diff" 'BEGIN { exit !(d <= 2e-4) }' || fail "2 ranks differ from 1 rank by $diff (> 2e-4) with dropout on"
 

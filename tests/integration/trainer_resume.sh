@@ -31,7 +31,7 @@ expect_in "$OUT" "warning: skipping snapshot $newest: truncated (1000 of" "the t
 expect_in "$OUT" "resuming from $WORK/snaps/snapshot-000000000064.ddps" "resumed from the previous good one"
 
 # Resumed from the end of training (a requeue that came after the last step):
-# nothing to train, the final line measures the model it ends with (was NaN).
+# nothing to train, the final line measures the model it ends with (not NaN).
 run srun -N2 --ddp=cpu --ddp-procs=2 "$train" "${args[@]}" --epochs 4 --snapshot-dir "$WORK/snaps"
 expect_rc 0 "a run resumed from the end of training"
 expect_in "$OUT" "nothing left to train" "it says there is nothing to train"

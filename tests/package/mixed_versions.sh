@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# A rolling upgrade: a step spans a node of an older slurm-ddp release (plugin
-# and agent, 1d2248e: rendezvous protocol 3) and nodes of this one. Each
+# A rolling upgrade: a step spans a node of the older slurm-ddp release
+# (plugin and agent: rendezvous protocol 3) and nodes of this one. Each
 # direction ends within seconds with one message naming the node and both
 # versions, never the rendezvous timeout: the old side cannot change, so this
 # release detects it (common/ddp/wire/rdzv_messages.hpp, protocol 5 on).

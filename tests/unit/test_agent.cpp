@@ -1122,8 +1122,8 @@ END_TEST
 // stand-in scontrol that records its arguments, one that refuses as
 // slurmctld does for a job that may not be requeued, and one that is missing.
 // A command that prints as fast as it can: each poll reads a bounded amount
-// and returns (before, the first poll read until the command ended: with
-// `yes`, never); at its deadline it is killed with what it started, and its
+// and returns (a poll that read until the command ended would, with `yes`,
+// never return); at its deadline it is killed with what it started, and its
 // answer is the first 64 KiB.
 START_TEST(a_chatty_command_never_holds_the_loop) {
   agent::Command chatty;
@@ -1267,7 +1267,7 @@ END_TEST
 // Any message counts as a heartbeat (heartbeat.hpp), so node 0 sends one to
 // a node only once it has sent it nothing for an interval, each node on its
 // own schedule: one welcomed 600 ms after another hears its first heartbeat
-// 600 ms later (a broadcast every interval sent both theirs at once).
+// 600 ms later (a broadcast every interval would send both theirs at once).
 START_TEST(node_0_heartbeats_each_node_an_interval_after_its_last_message) {
   Rig rig;
   auto& a = rig.coordinator("hb.0", kSecretA, 3);  // three nodes: no START while two are in

@@ -247,8 +247,8 @@ START_TEST(m2075_allowed_subset_is_intersected_per_pu) {
 }
 END_TEST
 
-// tests/topologies/h200-vm-1gpu.xml: lstopo on the H200 VM of issue 27's GPU
-// run (bench/results/gpu-slurm-h200.md): one package of 16 cores, one NUMA
+// tests/topologies/h200-vm-1gpu.xml: lstopo on a one-GPU H200 VM (the
+// machine of bench/results/gpu-slurm-h200.md): one package of 16 cores, one NUMA
 // node, the GPU at 00:06.0 right under the machine, no RDMA NIC. The topology
 // shows no locality, so the GPU's local cores are all 16 and its worker gets
 // them all, with no warning (a VM is not a misconfigured node).

@@ -41,7 +41,8 @@ END_TEST
 
 START_TEST(plugstack_problems_name_the_line_and_the_fix) {
   using Level = Finding::Level;
-  // The plugin gone, its required line kept: what `apt remove` used to leave.
+  // The plugin gone, its required line kept: what `apt remove` leaves of a
+  // package whose drop-in names the plugin itself (the older release's).
   const auto gone = spank::check_plugstack({line("required /opt/spank_ddp.so", kPackageLine)}, exists, kPackageDir);
   ck_assert_uint_eq(gone.size(), 1);
   ck_assert(gone[0].level == Level::Error);

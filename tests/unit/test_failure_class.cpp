@@ -170,7 +170,7 @@ END_TEST
 
 START_TEST(slurm_stops_are_told_apart) {
   using ddp::agent::slurm_stop_text;
-  // As scontrol show job -o printed them on 22.05 when SIGTERM came.
+  // As scontrol show job -o prints them on 22.05 when SIGTERM comes.
   CK_CONTAINS(slurm_stop_text("JobId=1 JobState=COMPLETING Reason=TimeLimit Dependency=(null)", SIGTERM),
               "Slurm stopped the job: its time limit came (SIGTERM; JobState=COMPLETING Reason=TimeLimit)");
   CK_CONTAINS(slurm_stop_text("JobId=3 JobState=COMPLETING Reason=None", SIGTERM),
@@ -179,7 +179,7 @@ START_TEST(slurm_stops_are_told_apart) {
               "Slurm stopped this step while the job goes on");
   CK_CONTAINS(slurm_stop_text("JobId=3 JobState=PREEMPTED Reason=None", SIGTERM), "it was preempted");
   // In its GraceTime a preempted job is still RUNNING; PreemptTime says it
-  // (Slurm 22.05's scontrol, seen on the test cluster with --preemption).
+  // (as Slurm 22.05's scontrol prints it with --preemption).
   CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None PreemptEligibleTime=2026-11-27T19:38:13 "
                               "PreemptTime=2026-11-27T19:38:38 SuspendTime=None",
                               SIGTERM),

@@ -290,7 +290,7 @@ std::string joined(const std::uint16_t* x, int n) {
 
 }  // namespace
 
-// The small config (2 layers, 4 heads, width 128, context 64) on the
+// The small config (2 layers, 4 heads, width 128, context 64) on the
 // first bytes of fortune's cookies, from the same initial parameters: each step's
 // loss equal to the same model's in PyTorch (tests/unit/gpt_reference.py,
 // with Debian's PyTorch here, 2.6 and 2.14 in the chroots).

@@ -460,7 +460,7 @@ START_TEST(a_paused_terminal_holds_the_worker_and_loses_nothing) {
   ck_assert(!done);  // the worker waits on its own write, as under torchrun
   // Read until every byte is here: "done" and empty sinks alone do not say
   // the router has read the worker's pipe to its end, and what it reads after
-  // this loop has nobody taking it from the terminal pipe (CI saw that race).
+  // this loop has nobody taking it from the terminal pipe.
   std::size_t expected_bytes = 0;
   for (int i = 0; i < kLines; ++i) expected_bytes += ("[rank 7] line " + std::to_string(i) + "\n").size();
   std::string received;
@@ -514,7 +514,7 @@ START_TEST(a_stalled_log_file_holds_the_worker_too) {
   }
   ck_assert(router.written() && !router.held());
   // What the FIFO still holds (up to its 64 KiB) was written too: read it
-  // before counting (counting without it passed or not by the last poll's luck).
+  // before counting (counting without it passes or not by the last poll's luck).
   for (ssize_t n; (n = ::read(fifo, buffer, sizeof buffer)) > 0;) received += std::size_t(n);
   ck_assert_uint_gt(received, Sink::kHighWater);
   ck_assert_uint_eq(received % 1000, 0);  // whole lines

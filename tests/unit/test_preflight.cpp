@@ -176,7 +176,7 @@ START_TEST(the_slow_gemms_are_checked_again_one_node_per_host) {
 END_TEST
 
 START_TEST(healthy_spread_and_too_few_nodes_name_nobody) {
-  // Seen on the healthy test cluster: 1.4x between nodes at most, best of two rounds.
+  // Healthy nodes that share a host's cores: up to 1.4x apart, best of two rounds.
   ck_assert(judge_preflight(Measure::Compute, rates({162000, 169200, 124300, 174600})).empty());
   ck_assert(judge_preflight(Measure::Network, rates({2201.5, 1854.2, 2155.1})).empty());
   // 1.5x below, but within 3 sd of widely spread others: not named.

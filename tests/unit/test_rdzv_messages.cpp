@@ -190,9 +190,9 @@ START_TEST(a_version_refusal_names_both_versions) {
 }
 END_TEST
 
-// Agents of protocol 3 (1d2248e) leave at a CHALLENGE whose version is not
-// 3 and send a RESPONSE without one: the handshake is read so that both sides
-// of a step with such a node name it at once.
+// Agents of protocol 3 (the older release) leave at a CHALLENGE whose
+// version is not 3 and send a RESPONSE without one: the handshake is read so
+// that both sides of a step with such a node name it at once.
 START_TEST(the_handshake_reads_protocol_3_and_4_peers) {
   Challenge mine;
   mine.release = "x";
@@ -202,8 +202,8 @@ START_TEST(the_handshake_reads_protocol_3_and_4_peers) {
   CK_CONTAINS(line, "CHALLENGE version=3 protocol=" + std::to_string(kProtocolVersion) + " ");
   ck_assert_uint_eq(through_the_wire(mine).version, kProtocolVersion);
   const auto of = [](const std::string& text) { return Challenge::from_message(*decode(text)); };
-  ck_assert_uint_eq(of("CHALLENGE version=4 release=0.1.0 run=1.0 nonce=ab")->version, 4);  // 27f98a9
-  ck_assert_uint_eq(of("CHALLENGE version=3 run=1.0 nonce=ab")->version, 3);                // 1d2248e
+  ck_assert_uint_eq(of("CHALLENGE version=4 release=0.1.0 run=1.0 nonce=ab")->version, 4);  // protocol 4's form
+  ck_assert_uint_eq(of("CHALLENGE version=3 run=1.0 nonce=ab")->version, 3);                // protocol 3's
   const auto old = Response::from_message(*decode("RESPONSE node=1 cnonce=ab mac=cd"));
   ck_assert(old.ok());
   ck_assert_uint_eq(old->version, 3);

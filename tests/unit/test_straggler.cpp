@@ -116,9 +116,8 @@ START_TEST(healthy_and_noisy_windows_name_nobody) {
 }
 END_TEST
 
-// Seen on the test cluster: rank 1 capped at 15% of a CPU showed 57-90% busy
-// (its main thread waits on Gloo's thread part of the time), node 0 6-8%.
-// The first rule (80% over 30 s) missed it; it is named now.
+// A worker capped at 15% of a CPU shows 57-90% busy (its main thread waits on
+// Gloo's thread part of the time), a healthy node 6-8%: it is named.
 START_TEST(a_capped_node_busy_only_70_percent_is_named) {
   StragglerRule rule;
   const auto s = seats(2);

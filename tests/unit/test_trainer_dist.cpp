@@ -155,8 +155,8 @@ START_TEST(store_drops_a_client_that_stops_reading) {
   ck_assert(rank.ok());
   ck_assert((*rank)->set("k", Bytes(3 << 20, 'x')).ok());
   // A stranger asks for the 3 MiB value again and again and never reads: the
-  // server must drop it (after 5 s without progress), not stall for everyone.
-  // Before, its blocking send stalled the store for good and this get failed.
+  // server must drop it (after 5 s without progress), not stall for everyone:
+  // a blocking send would stall the store for good and this get would fail.
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;

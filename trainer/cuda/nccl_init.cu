@@ -136,7 +136,7 @@ namespace {
 // that thread is done, then the split's result, and the child's handle is
 // published (src/init.cc, a release store) before it, also when the child's
 // setup failed. So the parent's state is the answer; the handle alone is not
-// (seen on an H100: reading it as soon as ncclCommSplit returned found it null).
+// (read as soon as ncclCommSplit returns, it can still be null).
 ncclResult_t wait_for_split(ncclComm_t parent, ncclComm_t* child, Clock::time_point deadline) {
   if (const ncclResult_t state = wait_until_ready(parent, deadline); state != ncclSuccess) return state;
   while (!__atomic_load_n(child, __ATOMIC_ACQUIRE)) {

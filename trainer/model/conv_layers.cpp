@@ -21,8 +21,8 @@ void im2col(const float* x, float* cols, const ConvShape& s) {
         float* row = cols + ((std::size_t(c) * s.k + ki) * s.k + kj) * oh * ow;
         for (int r = 0; r < oh; ++r) {
           // A plain loop, not memcpy: the runs are short (24 floats for
-          // conv2), and a call per run cost more than the copy (CMakeLists.txt
-          // keeps GCC from making it a memcpy call again).
+          // conv2), and a call per run costs more than the copy (CMakeLists.txt
+          // keeps GCC from turning it into a memcpy call).
           const float* from = x + (std::size_t(c) * s.in_h + r + ki) * s.in_w + kj;
           float* to = row + std::size_t(r) * ow;
           for (int q = 0; q < ow; ++q) to[q] = from[q];

@@ -21,8 +21,8 @@ DDP_HD inline void sgd_momentum_step(float& w, float& v, float g, float lr, floa
 }
 
 // Adam's bias corrections for step t (1-based): 1 / (1 - beta^t), computed
-// once per step, not twice per element (powf dominated a step): here for the
-// CPU; the CUDA backend computes them on the device (adam_tick_kernel).
+// once per step, not twice per element (powf would dominate a step): here
+// for the CPU; the CUDA backend computes them on the device (adam_tick_kernel).
 struct AdamBias {
   float c1;
   float c2;

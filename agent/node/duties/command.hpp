@@ -39,9 +39,8 @@ class Command {
   // Whether the command ignores the terminating signals (SIGTERM, SIGINT,
   // SIGHUP). A question to slurmctld asked while Slurm stops the step must
   // be answered: Slurm signals every process of the step, and a command the
-  // agent started just before its own signal came died of it ("cannot ask
-  // slurmctld why", seen with two nodes preempted, 2026-11-28). Its
-  // deadline still ends it (SIGKILL).
+  // agent starts just before its own signal comes would die of it, leaving
+  // the question unanswered. Its deadline still ends it (SIGKILL).
   enum class StopSignals { Obey, Ignore };
   // argv[0] is looked up in PATH. `missing_hint` follows the error a command
   // that cannot be executed prints ("is slurm-client installed?").

@@ -9,10 +9,9 @@
 // others at each step's all-reduce. The fast ranks get there first and sleep
 // (blocked in a collective: neither on a CPU nor waiting for one); the slow
 // rank is never idle. A rank throttled by a quota or crowded by a neighbour
-// waits for a CPU (the kernel counts throttled time in run_delay: checked
-// with a 20% quota on a busy loop). A worker blocked on its output (a paused
-// reader) sleeps too, so it is never called one; and while this agent holds
-// its workers' output it sends no LOAD at all.
+// waits for a CPU (the kernel counts throttled time in run_delay). A worker
+// blocked on its output (a paused reader) sleeps too, so it is never called
+// one; and while this agent holds its workers' output it sends no LOAD at all.
 //
 // On GPUs the CPU says little (CUDA's host thread spins while it waits for
 // the GPU): there our NCCL profiler plugin in each worker adds up the GPU

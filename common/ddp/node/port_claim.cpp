@@ -86,8 +86,8 @@ std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::o
   ::listen(fd, SOMAXCONN);
   PortClaim claim(fd, port);
   if (tcp_address) {
-    // As before claims: a check that itself fails lets the port pass (the
-    // workers will say so); a port another process holds does not.
+    // A check that itself fails lets the port pass (the workers will say
+    // so); a port another process holds does not.
     if (const auto free = tcp_port_free(*tcp_address, port); free && !*free)
       return PortRefusal{port, Holder::OtherProcess, name_holder ? tcp_port_holder(port) : ""};
   }

@@ -187,7 +187,7 @@ Result<Response> Response::from_message(const Message& m) {
   r.node = std::uint32_t(f.number("node", 0, kMaxNode));
   r.cnonce = f.text("cnonce");
   r.mac = f.text("mac");
-  r.version = std::uint32_t(f.maybe_number("version", 0, 1u << 20).value_or(3));  // protocol 3 sent none
+  r.version = std::uint32_t(f.maybe_number("version", 0, 1u << 20).value_or(3));  // protocol 3 sends none
   r.release = f.maybe_text("release");
   return f.done(std::move(r));
 }

@@ -34,10 +34,10 @@ namespace ddp::rdzv {
 //      FAIL and DONE carry the failure as data (failure.hpp); ABORT is a DONE;
 //      START without `world` (the sum of `counts`)
 //   5: CHALLENGE says version=3 (kChallengeFormVersion) and the coordinator's
-//      own in `protocol`, so that an agent of protocol 3 (1d2248e) answers
-//      and is refused by name within seconds, instead of leaving in silence
-//      and being missed at the rendezvous timeout; a RESPONSE without a
-//      version is such an agent's. And an agent that meets a coordinator of
+//      own in `protocol`, so that an agent of protocol 3 (slurm-ddp 0.1.0)
+//      answers and is refused by name within seconds, instead of leaving in
+//      silence and being missed at the rendezvous timeout; a RESPONSE without
+//      a version is such an agent's. And an agent that meets a coordinator of
 //      protocol 3 answers its JOIN, which that coordinator checks, so it ends
 //      the step at once naming this node and both protocols.
 //   6: FAIL and DONE carry the failure's class (failure_class.hpp); LOAD;

@@ -239,8 +239,8 @@ Result<std::vector<std::uint32_t>> parse_runs(std::string_view text, std::uint32
     }
     if (values.size() + count > max_items) return fail(name + " has more than " + std::to_string(max_items) + " numbers");
     // Filled in place: a START at 16,384 nodes lists 16,384 of them, and
-    // every node parses it (a push_back each was a sixth of the CPU of the
-    // simulator, bench/rdzv_swarm.cpp, where 16,383 nodes share one process).
+    // every node parses it (a push_back each would be a sixth of the CPU of
+    // bench/rdzv_swarm.cpp, where 16,383 nodes share one process).
     const auto at = values.size();
     values.resize(at + count);
     for (std::uint64_t i = 0; i < count; ++i) values[at + i] = std::uint32_t(first + i * step);
