@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Every test, from a fresh clone: install dependencies, build with warnings as
 # errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
-# lint; pack the GPU kit and run its CPU checks in a minimal chroot; build
-# again with sanitizers and run the unit, fuzz and the sanitized cluster tests
-# there (tests/sanitize.sh); build and run the tests labelled releases inside
-# a Debian 13 chroot (Slurm 24.11, PyTorch 2.6) and a Debian unstable one
-# (Slurm 26.05) (tests/chroot/run.sh), while the older release's Debian
-# package is built at the lowest priority; then install this release's
-# package, packed from the first build, with dpkg, run
-# every cluster and integration test against the installed files (not the
-# build tree), then remove, reinstall, upgrade from an older release and
-# purge it on a real cluster (tests/package/lifecycle.sh). Where each test runs: the labels at the end
-# of tests/integration/CMakeLists.txt. Each step's time is printed as it ends
-# and all of them at the end.
+# lint; pack the GPU kit and run its CPU checks in a minimal chroot; pack this
+# release's packages; build again with sanitizers and run the unit, fuzz and
+# cluster tests there (tests/sanitize.sh); install this release's package,
+# packed from the first build, with dpkg, and run against the installed files
+# the cluster tests the sanitizer pass leaves out and those about the
+# installation itself; a rolling upgrade from the older release, then remove,
+# reinstall, upgrade from the older release and purge on a real cluster
+# (tests/package/); then the unit tests and the tests labelled releases inside
+# a Debian 13 chroot (Slurm 24.11, PyTorch 2.6, with its own package) and a
+# Debian unstable one (Slurm 26.05) (tests/chroot/run.sh). The chroots' builds
+# and the older release's package are made in the background from the start,
+# at the lowest priority, in the CPU the other steps leave idle (their
+# cluster tests mostly wait on Slurm). Where each test runs: the labels at the
+# end of tests/integration/CMakeLists.txt. Each step's time is printed as it
+# ends and all of them at the end.
 # Needs root: dpkg, and the test clusters use network namespaces.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,14 +44,45 @@ trap 'exit 143' TERM
 trap 'exit 130' INT HUP
 
 packaging/install-deps.sh
-# Both chroots are made while this machine builds (mmdebstrap mostly waits on
-# Debian's archive), and kept until the end in one folder.
+old_release=1d2248e
+git cat-file -e "$old_release^{commit}" 2>/dev/null ||
+  { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
+# In the background, kept in one folder until the end: both chroots, made
+# while this machine builds (mmdebstrap mostly waits on Debian's archive),
+# then each one's build; and the older release's .deb for the upgrade and
+# rolling-upgrade tests. The builds run at the lowest priority: a step in the
+# foreground (a build, a cluster test) takes the CPU it asks for, and they
+# take what it leaves.
 chroots=$(mktemp -d /var/tmp/slurm-ddp-ci-chroots.XXXXXX)
-prepare_pids=()
+run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh in the chroot made here
+  local suite=$1
+  shift
+  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@"
+}
+chroot_pids=()
 for suite in trixie sid; do
-  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" --prepare >"$chroots/$suite-prepare.log" 2>&1 &
-  prepare_pids+=($!)
+  (
+    run_suite "$suite" --prepare >"$chroots/$suite-prepare.log" 2>&1 || exit 1
+    renice -n 19 -p "$BASHPID" >/dev/null
+    run_suite "$suite" --build-only >"$chroots/$suite-build.log" 2>&1 || exit 2
+  ) &
+  chroot_pids+=($!)
 done
+# The older release: old_release, the last one whose drop-in named the
+# plugin itself and whose agents speak rendezvous protocol 3.
+build_old_release() {
+  rm -rf build-old && mkdir -p build-old/src
+  git archive "$old_release" | tar -x -C build-old/src
+  # A package for the tests only, never shipped: compiled at -O1 without
+  # debug information, which its build-deb.sh keeps from this first
+  # configuration.
+  cmake -S build-old/src -B build-old/build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
+    -DDDP_BUILD_TESTS=OFF -DDDP_CUDA=OFF >/dev/null
+  BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
+}
+(renice -n 19 -p "$BASHPID" >/dev/null; build_old_release) >"$chroots/old-release.log" 2>&1 &
+old_release_pid=$!
 step "build, unit tests and lint"
 # The prefix the package installs to, so that the package step packs this
 # build as it is (build-deb.sh there only drops the tests and the CUDA parts).
@@ -88,55 +122,6 @@ deb=$(ls build/slurm-ddp_*.deb)
 step "sanitizers"
 DDP_FUZZ_SECONDS=10 tests/sanitize.sh
 
-# Current Slurm on real daemons: the tests labelled releases (and the unit
-# tests) inside a Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and
-# libraries, where the plugin takes its 23.11+ launch path, then its .deb,
-# packed from that build, installed and tested there; then inside a Debian
-# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). Their tests
-# one after the other: side by side, their CPU-bound tests (PyTorch's start-up)
-# take as long as in turn, some four times their time alone; only the second
-# one's build runs beside the first one's.
-step "Debian 13 and unstable chroots"
-for i in "${!prepare_pids[@]}"; do
-  wait "${prepare_pids[i]}" || {
-    cat "$chroots"/*-prepare.log >&2
-    echo "run-all: making the chroots failed" >&2
-    exit 1
-  }
-done
-run_suite() {  # run_suite SUITE ARGS...: tests/chroot/run.sh in the chroot made above
-  local suite=$1
-  shift
-  DDP_CHROOT_KEEP=$chroots/$suite tests/chroot/run.sh "$suite" "$@"
-}
-# Meanwhile, at the lowest priority, the older release's .deb for the upgrade
-# and rolling-upgrade tests: old_release, the last one whose drop-in named the
-# plugin itself and whose agents speak rendezvous protocol 3. It takes the
-# CPU the chroots' builds and tests leave.
-old_release=1d2248e
-git cat-file -e "$old_release^{commit}" 2>/dev/null ||
-  { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }
-build_old_release() {
-  rm -rf build-old && mkdir -p build-old/src
-  git archive "$old_release" | tar -x -C build-old/src
-  # A package for the tests only, never shipped: compiled at -O1 without
-  # debug information, which its build-deb.sh keeps from this first
-  # configuration (less CPU taken from the chroots' tests beside it).
-  cmake -S build-old/src -B build-old/build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
-    -DDDP_BUILD_TESTS=OFF -DDDP_CUDA=OFF >/dev/null
-  BUILD_DIR="$PWD/build-old/build" build-old/src/packaging/build-deb.sh >/dev/null
-}
-(renice -n 19 -p "$BASHPID" >/dev/null; build_old_release) >"$chroots/old-release.log" 2>&1 &
-old_release_pid=$!
-# The unstable chroot's build, niced, beside the Debian 13 chroot's build and
-# tests (these mostly wait on Slurm); its tests after those.
-run_suite sid --build-only >"$chroots/sid-build.log" 2>&1 &
-sid_build_pid=$!
-run_suite trixie --package -L 'unit|releases'
-wait "$sid_build_pid" || { cat "$chroots/sid-build.log" >&2; echo "run-all: the build in the unstable chroot failed" >&2; exit 1; }
-run_suite sid -L 'unit|releases'
-
 # The package, as a site installs it. A slurm-ddp already installed is a
 # site's or a run that was killed before its purge (a CI machine's image may
 # carry one left by an interrupted run on the machine it was made from): on
@@ -149,21 +134,22 @@ if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok inst
   echo "run-all: CI: purging the slurm-ddp $(dpkg-query -W -f='${Version}' slurm-ddp) already installed on this machine" >&2
   dpkg --purge slurm-ddp >/dev/null
 fi
-step "the older release's package"
-wait "$old_release_pid" || { cat "$chroots/old-release.log" >&2; echo "run-all: building the older release's package failed" >&2; exit 1; }
-cat "$chroots/old-release.log"
-old_deb=$(ls build-old/build/slurm-ddp_*.deb)
 step "the installed package's tests"
 dpkg -i "$deb"
 purge_on_exit=1
 # What a user sees first: the options in the installed man page.
 man -P cat spank-ddp 2>/dev/null | grep -q -- '--ddp-gpus' || { echo "run-all: man spank-ddp shows no options" >&2; exit 1; }
 # (build-deb.sh left the tests out of the build's configuration: back in;
-# their programs were built in the first step.)
+# their programs were built in the first step.) Every cluster test runs
+# natively once: those the sanitizer pass left out (unsanitized) here, with
+# those about the installed files themselves (installed).
 cmake -S . -B build -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=ON >/dev/null
-# Every cluster and integration test: the one pass that runs them all.
-ctest --test-dir build --output-on-failure -LE "unit|lint"
+ctest --test-dir build --output-on-failure -L "unsanitized|installed"
 cmake -S . -B build -DDDP_TEST_INSTALLED=OFF >/dev/null
+step "the older release's package"
+wait "$old_release_pid" || { cat "$chroots/old-release.log" >&2; echo "run-all: building the older release's package failed" >&2; exit 1; }
+cat "$chroots/old-release.log"
+old_deb=$(ls build-old/build/slurm-ddp_*.deb)
 step "rolling upgrade and lifecycle"
 # A rolling upgrade: steps spanning a node of the older release (its plugin
 # and agent) and nodes of this one, in both directions.
@@ -172,3 +158,22 @@ tests/package/mixed_versions.sh build-old/build/spank/spank_ddp.so build-old/bui
 # Removal, reinstall, upgrade from the older release and purge, on a real
 # cluster whose plugstack.conf is Debian's (ends with the package purged).
 tests/package/lifecycle.sh "$deb" "$old_deb"
+
+# Current Slurm on real daemons: the tests labelled releases (and the unit
+# tests) inside a Debian 13 chroot, against its Slurm 24.11, PyTorch 2.6 and
+# libraries, where the plugin takes its 23.11+ launch path, then its .deb,
+# packed from that build, installed and tested there; then inside a Debian
+# unstable chroot (Slurm 26.05, PyTorch 2.14, GCC 16, apptainer). Their
+# builds are done (or finish here); their tests one after the other: side by
+# side, their CPU-bound tests (PyTorch's start-up) take as long as in turn,
+# some four times their time alone.
+step "Debian 13 and unstable chroots"
+for i in "${!chroot_pids[@]}"; do
+  wait "${chroot_pids[i]}" || {
+    cat "$chroots"/*-prepare.log "$chroots"/*-build.log >&2 2>/dev/null || true
+    echo "run-all: making or building in the chroots failed" >&2
+    exit 1
+  }
+done
+run_suite trixie --package -L 'unit|releases'
+run_suite sid -L 'unit|releases'
