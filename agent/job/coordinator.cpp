@@ -37,8 +37,7 @@ CoordinatorSettings CoordinatorSettings::for_plan(const NodePlan& plan, std::str
 }
 
 Coordinator::Coordinator(EventLoop& loop, const NodePlan& plan, CoordinatorSettings settings)
-    : loop_(loop),
-      settings_(std::move(settings)),
+    : settings_(std::move(settings)),
       job_(plan, settings_.setup_error),
       gate_(loop, GateConfig{plan.run_id, settings_.secret, plan.nnodes, settings_.handshake_timeout, settings_.max_pending},
             gate_events()),
@@ -98,7 +97,7 @@ void Coordinator::on_message(std::uint32_t node, std::uint64_t peer, const rdzv:
         if constexpr (std::is_same_v<R, rdzv::Signalled>) decide(job::Signalled{node, int(r.signal)});
         if constexpr (std::is_same_v<R, rdzv::Load>) stragglers_.on_load(node, r);
         if constexpr (std::is_same_v<R, rdzv::Checked>)
-          if (preflight_)
+          if (preflight_ && job_.phase() == job::Phase::Preflight)
             if (auto named = preflight_->on_checked(node, r, Clock::now())) decide(job::PreflightDone{*named});
       },
       *report);
@@ -108,8 +107,14 @@ void Coordinator::on_close(std::uint32_t node, std::uint64_t peer, const std::st
   if (peers_[node].id == peer) decide(job::Disconnected{node, why});
 }
 
-void Coordinator::decide(const job::Event& event) {
-  for (const auto& action : job_.on(event, Clock::now())) carry_out(action);
+void Coordinator::decide(job::Event event) {
+  waiting_.push_back(std::move(event));
+  if (deciding_) return;
+  deciding_ = true;
+  for (std::size_t i = 0; i < waiting_.size(); ++i)
+    for (const auto& action : job_.on(waiting_[i], Clock::now())) carry_out(action);
+  waiting_.clear();
+  deciding_ = false;
 }
 
 void Coordinator::carry_out(const job::Action& action) {

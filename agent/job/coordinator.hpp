@@ -86,15 +86,17 @@ class Coordinator {
   RdzvGate::Events gate_events();
   void on_message(std::uint32_t node, std::uint64_t peer, const rdzv::Message& m);
   void on_close(std::uint32_t node, std::uint64_t peer, const std::string& why);
-  // The job's event now, and its actions carried out.
-  void decide(const job::Event& event);
+  // The job's event, and its actions carried out. An event that comes while
+  // the actions of another are carried out (a send fails: the gate closes
+  // that peer) waits for them all: the job's decisions are carried out in
+  // the order it made them.
+  void decide(job::Event event);
   void carry_out(const job::Action& action);
   void start(const job::Start& start);
   void print_plan() const;
   void tick_deadlines(Clock::time_point now);
   void tick_stragglers(Clock::time_point now);
 
-  EventLoop& loop_;
   CoordinatorSettings settings_;
   job::Job job_;
   RdzvGate gate_;  // the connections; only authenticated ones reach the methods above
@@ -103,6 +105,8 @@ class Coordinator {
   PortClaim master_claim_;   // this attempt's MASTER_PORT
   std::optional<PreflightRun> preflight_;
   StragglerWatch stragglers_;  // the running nodes' LOADs, judged once a window
+  std::vector<job::Event> waiting_;  // events that came while actions were carried out
+  bool deciding_ = false;
   std::chrono::milliseconds heartbeat_every_;
   Clock::time_point started_;
   Clock::time_point next_heartbeat_scan_;

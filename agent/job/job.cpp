@@ -48,11 +48,12 @@ namespace job {
 // The restart rule, once every node that ran workers in this attempt has
 // stopped them (or finished, or was lost). A node blamed twice goes first
 // (a spare takes its place, or the run shrinks or ends); then the next
-// attempt, when the cause's class allows a restart, one is left, and every
-// node it needs is still there; else the verdict, saying why not.
+// attempt, when the class of every cause this attempt had allows a restart,
+// one is left, and every node it needs is still there; else the verdict,
+// saying why not.
 void Job::after_stop() {
   if (!all_settled([this](const Node& n) { return n.finished || n.stopped_attempt == attempt_; })) return;
-  const bool class_restarts = policy_of(class_of(cause_->failure)).restart;
+  const bool class_restarts = !no_restart_;
   const bool restart_left = attempt_ < plan_.max_restarts;
   const bool may_restart = can_go_on_ && class_restarts && restart_left;
   if (may_restart)
@@ -189,6 +190,7 @@ void Job::start_attempt() {
     n.failure.reset();
   }
   cause_.reset();
+  no_restart_ = false;
   phase_ = Phase::Running;
   act(Start{attempt_, std::exchange(roster_changed_, false)});
 }
@@ -232,9 +234,16 @@ void Job::on_event(const Finished& e) {
 
 void Job::on_event(const CannotStart& e) { finish_setup(e.why); }
 
+// The attempt's cause (or a later one that explains it better, a loss or
+// Slurm's stop); a class that is never restarted marks the attempt for good.
+void Job::set_cause(RootCause cause) {
+  no_restart_ |= !policy_of(class_of(cause.failure)).restart;
+  cause_ = std::move(cause);
+}
+
 void Job::begin_stop(RootCause cause) {
   hang_.reset();
-  cause_ = std::move(cause);
+  set_cause(std::move(cause));
   phase_ = Phase::Stopping;
   act(Stop{attempt_});
   after_stop();
@@ -330,7 +339,13 @@ void Job::on_event(const Disconnected& e) {
 }
 
 void Job::on_event(const Silent& e) {
-  if (!nodes_[e.node].finished) lose(e.node, e.why, false);
+  Node& n = nodes_[e.node];
+  if (n.finished) return;
+  if (!n.signalled) return lose(e.node, e.why, false);
+  // Slurm's stop reached this node first: its silence is that stop, not a loss.
+  act(CutOff{e.node, "silent after Slurm's stop"});
+  n.stopped_attempt = attempt_;
+  if (phase_ == Phase::Stopping) after_stop();
 }
 
 // A node's agent got a terminating signal: Slurm is stopping the job or the
@@ -352,7 +367,7 @@ void Job::on_event(const Signalled& e) {
   if (cause_ && !stopped_by_signal(cause_->failure)) return;
   RootCause cause = root_cause(std::move(stop));
   if (cause_) cause.related = without_output(cause_->failure);
-  cause_ = std::move(cause);
+  set_cause(std::move(cause));
 }
 
 // --ddp-stragglers=swap: a node named a straggler is taken out (a spare
@@ -403,7 +418,7 @@ void Job::lose(std::uint32_t node, const std::string& why, bool taken_out) {
     if (!can_go_on_) return finish(std::move(cause));
     return act(Say{"rendezvous: " + changes_.back()});
   }
-  cause_ = std::move(cause);
+  set_cause(std::move(cause));
   after_stop();
 }
 

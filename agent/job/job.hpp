@@ -245,6 +245,7 @@ class Job {
 
   void all_joined();
   void start_attempt();
+  void set_cause(RootCause cause);
   void begin_stop(RootCause cause);
   void after_stop();  // the restart rule
   void take_out(std::uint32_t node, const std::string& why);
@@ -270,6 +271,7 @@ class Job {
   Phase phase_ = Phase::Rendezvous;
   std::uint32_t attempt_ = 0;
   std::optional<RootCause> cause_;  // why this attempt is being stopped
+  bool no_restart_ = false;         // a cause of this attempt's class is never restarted
   std::optional<Verdict> verdict_;
   std::optional<PendingHang> hang_;
   BlameBook blames_;

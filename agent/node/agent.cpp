@@ -292,7 +292,7 @@ void Agent::on_start(const rdzv::Start& start) {
   attempt_.layout = **layout;  // every attempt's, attempt 0's too, from its START
   if (const auto error = start_workers()) {
     spdlog::error("node {} ({}): {}", spec_.plan.node_rank, host_, error->why);
-    client_->report_failure(start_failure(site(), *error));  // tell the others
+    client_->report_failure(start_failure(site(), *error, 0));  // tell the others
     step({Event::StartFailed});
     return;
   }
@@ -463,6 +463,10 @@ std::string Agent::error_file(std::uint32_t local) const {
 
 void Agent::report_exit(const WorkerExit& exit) {
   output_.drain();
+  if (exit.not_started) {  // its command could not be executed
+    spdlog::error("node {} ({}): {}", spec_.plan.node_rank, host_, exit.not_started->why);
+    return report_failure(start_failure(site(), *exit.not_started, exit.local_rank));
+  }
   // The OOM killer strikes with SIGKILL; its cgroup counts it (cgroup.hpp).
   const auto oom_now = exit.signaled && exit.signal == SIGKILL ? oom_kills(getpid()) : std::nullopt;
   const bool oom_killed = oom_now && attempt_.oom_kills_at_start && *oom_now > *attempt_.oom_kills_at_start;

@@ -209,6 +209,28 @@ START_TEST(a_command_that_cannot_be_executed_ends_the_run_without_a_restart) {
 }
 END_TEST
 
+// A setup failure marks its attempt for good: a node lost while the others
+// stop becomes the root cause (it may explain the rest), but the run does
+// not restart on the spare only to meet the same failure again.
+START_TEST(a_setup_failure_is_not_restarted_when_a_node_is_lost_meanwhile) {
+  Run run(plan_of(3, 1, 0, 3));
+  run.join_all();
+  auto actions = fail_node_1(run, FailureClass::Setup);
+  auto more = run.on(job::Silent{2, "no heartbeat for 5 s"});
+  actions.insert(actions.end(), more.begin(), more.end());
+  for (const std::uint32_t n : {0u, 1u}) {
+    more = run.on(job::Stopped{n, 0, ""});
+    actions.insert(actions.end(), more.begin(), more.end());
+  }
+  ck_assert(!find<job::Start>(actions));
+  const auto* done = find<job::Done>(actions);
+  ck_assert(done && done->verdict.cause);
+  const auto text = describe(*done->verdict.cause);
+  CK_CONTAINS(text, "node 2 (n2, 10.0.0.2) was lost");
+  CK_CONTAINS(text, "could not be started: cannot execute /no/such/train.py");
+}
+END_TEST
+
 // A node blamed twice (its own CUDA error in two attempts) is taken out
 // before the third: the spare takes its group, and it is a bad node (a
 // requeue keeps it out, the site's hook hears of it).
@@ -301,6 +323,7 @@ END_TEST
 Suite* job_suite() {
   return make_suite("job", {every_class_restarts_swaps_shrinks_or_ends_as_its_policy_says,
                             a_command_that_cannot_be_executed_ends_the_run_without_a_restart,
+                            a_setup_failure_is_not_restarted_when_a_node_is_lost_meanwhile,
                             a_node_blamed_twice_is_taken_out_for_the_spare,
                             a_failure_after_a_hang_notice_waits_for_the_hang_report, slurms_stop_is_never_a_lost_node,
                             every_node_finished_is_a_success, the_rendezvous_names_who_did_not_arrive});

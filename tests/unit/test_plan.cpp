@@ -44,6 +44,7 @@ NodePlan sample_plan() {
   p.health_check = "/usr/lib/site/gpu-health";
   p.health_check_timeout_ms = 90000;
   p.bad_node_report = "/run/slurm-ddp/7.0";
+  p.master_interface = "ib0";
   for (int i = 0; i < 4; ++i)
     p.placements.push_back({std::to_string(i), "0000:1" + std::to_string(i) + ":00.0",
                             std::to_string(i * 2) + "-" + std::to_string(i * 2 + 1), i < 2 ? "mlx5_0" : "mlx5_1"});
@@ -54,6 +55,12 @@ NodePlan sample_plan() {
 START_TEST(plan_round_trips_through_the_environment) {
   Environment env;
   write_plan(sample_plan(), env);
+  // One variable per field, each its own (a row written twice would take
+  // another field's place), and the version.
+  std::set<std::string> names;
+  for (const auto& [name, value] : env.vars())
+    if (name.rfind("DDP_PLAN_", 0) == 0) names.insert(name);
+  ck_assert_uint_eq(names.size(), 36 + 1);
   const auto back = read_plan(env);
   ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
   ck_assert(*back == sample_plan());

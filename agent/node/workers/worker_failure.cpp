@@ -51,17 +51,18 @@ Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::strin
   return f;
 }
 
-Failure start_failure(const FailureSite& site, const StartError& error) {
+Failure start_failure(const FailureSite& site, const StartError& error, std::uint32_t local_rank) {
   Failure f;
   f.kind = FailureKind::StartFailed;
   f.attempt = site.attempt;
   f.node = site.node;
   f.host = site.host;
-  f.rank = site.rank_base;
-  f.local_rank = 0;
+  f.rank = site.rank_base + local_rank;
+  f.local_rank = local_rank;
   f.time = local_time(std::chrono::system_clock::now());
   f.exit_code = error.exit_code;
   f.detail = error.why;
+  if (error.transient) f.cls = FailureClass::Exit;
   return f;
 }
 

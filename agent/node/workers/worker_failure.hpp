@@ -36,8 +36,11 @@ std::string stderr_excerpt(const std::vector<std::string>& lines);
 // classed (failure_class.hpp); `oom_killed`: its cgroup's OOM killer struck.
 Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file,
                      bool oom_killed = false);
-// This node's workers could not be started: what failed, and its exit code.
-Failure start_failure(const FailureSite& site, const StartError& error);
+// Worker `local_rank` of this node could not be started (its command cannot
+// be executed), or none could (fork, pipes, files): what failed, and its
+// exit code. A transient exec error (out of memory or processes) is a plain
+// exit, which --ddp-restarts may retry; any other is the class setup.
+Failure start_failure(const FailureSite& site, const StartError& error, std::uint32_t local_rank);
 // The culprit of a hang (duties/hang_rule.hpp): hang.stalled[culprit],
 // stalled in `where`; `exit` how it ended after SIGABRT, if it has;
 // `stderr_lines` its stderr's last lines (its stack dump among them).

@@ -19,12 +19,19 @@ namespace ddp::agent {
 
 WorkerGroup::~WorkerGroup() {
   if (running() > 0) stop(std::chrono::milliseconds(0));
+  for (auto& w : workers_) close_exec_fd(w);
+}
+
+void WorkerGroup::close_exec_fd(Worker& w) {
+  if (w.exec_fd >= 0) ::close(w.exec_fd);
+  w.exec_fd = -1;
 }
 
 namespace {
 
-// The errno a child's failed exec wrote to its pipe; nullopt when exec
-// succeeded (the pipe closed on exec, with nothing written).
+// The errno an ended child's failed exec wrote to its pipe; nullopt when
+// exec succeeded (the pipe closed on exec, with nothing written). The child
+// wrote before it exited, so once it is reaped this never waits.
 std::optional<int> exec_error(int fd) {
   int err = 0;
   for (;;) {
@@ -35,10 +42,26 @@ std::optional<int> exec_error(int fd) {
   }
 }
 
+// Errors of exec that another try may not meet (memory, processes, open
+// files, a binary being written, an I/O error): the run may restart.
+bool transient(int err) {
+  return err == EAGAIN || err == ENOMEM || err == ETXTBSY || err == EIO || err == EMFILE || err == ENFILE ||
+         err == ESTALE || err == EINTR;
+}
+
 StartError cannot_execute(const std::string& command, int err) {
   std::string why = "cannot execute " + command + ": " + std::strerror(err);
   if (command.find('/') == std::string::npos) why += " (looked up on the job's PATH)";
-  return {why, err == ENOENT ? 127 : 126};
+  return {why, err == ENOENT ? 127 : 126, transient(err)};
+}
+
+// A descriptor above 0, 1 and 2, which a worker's stdio takes (an agent
+// started with one of them closed would otherwise get it for a pipe).
+int above_stdio(int fd) {
+  if (fd > 2) return fd;
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  ::close(fd);
+  return moved;
 }
 
 }  // namespace
@@ -83,13 +106,16 @@ std::optional<StartError> WorkerGroup::start(const std::vector<std::string>& com
   argv.push_back(nullptr);
   const pid_t agent = ::getpid();
   stop(std::chrono::milliseconds(0));  // a previous attempt's workers, if any
+  for (auto& w : workers_) close_exec_fd(w);
   workers_.clear();
 
   for (std::uint32_t local_rank = 0; local_rank < launches.size(); ++local_rank) {
     const Launch& launch = launches[local_rank];
     Environment::Block block(launch.env);  // built before fork: no allocation in the child
+    // Closed by a successful exec; a failed one writes its errno (read at reap()).
     int exec_pipe[2];
-    if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    if (::pipe2(exec_pipe, O_CLOEXEC | O_NONBLOCK) != 0 || (exec_pipe[0] = above_stdio(exec_pipe[0])) < 0 ||
+        (exec_pipe[1] = above_stdio(exec_pipe[1])) < 0) {
       const std::string why = std::strerror(errno);
       stop(std::chrono::milliseconds(0));
       return StartError{"cannot start worker " + std::to_string(local_rank) + ": pipe(): " + why};
@@ -105,17 +131,10 @@ std::optional<StartError> WorkerGroup::start(const std::vector<std::string>& com
     if (pid == 0) become_worker(launch, argv.data(), block.envp(), child_sigmask, agent, exec_pipe[1]);
     ::close(exec_pipe[1]);
     ::setpgid(pid, pid);  // also from the parent: no race with signal_all()
-    workers_.push_back({pid, local_rank, true});
+    workers_.push_back({pid, local_rank, true, exec_pipe[0]});
     if (after_fork) after_fork(local_rank);
-    const auto err = exec_error(exec_pipe[0]);
-    ::close(exec_pipe[0]);
-    if (err) {
-      ::waitpid(pid, nullptr, 0);
-      workers_.back().running = false;
-      stop(std::chrono::milliseconds(0));
-      return cannot_execute(command.front(), *err);
-    }
   }
+  command_ = command.front();
   return std::nullopt;
 }
 
@@ -130,6 +149,8 @@ std::vector<WorkerExit> WorkerGroup::reap() {
     WorkerExit e;
     e.local_rank = w.local_rank;
     e.when = std::chrono::system_clock::now();
+    if (const auto err = exec_error(w.exec_fd)) e.not_started = cannot_execute(command_, *err);
+    close_exec_fd(w);
     if (WIFSIGNALED(status)) {
       e.signaled = true;
       e.signal = WTERMSIG(status);
@@ -151,6 +172,7 @@ std::size_t WorkerGroup::abandon_running() {
   for (auto& w : workers_)
     if (w.running) {
       w.running = false;
+      close_exec_fd(w);
       ++n;
     }
   return n;
@@ -225,6 +247,7 @@ void WorkerGroup::stop(std::chrono::milliseconds grace) {
       ::kill(-w.pid, SIGKILL);
       ::waitpid(w.pid, nullptr, 0);
       w.running = false;
+      close_exec_fd(w);
     }
 }
 

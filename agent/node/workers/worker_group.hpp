@@ -19,8 +19,19 @@
 
 namespace ddp::agent {
 
+// Why the workers could not be started, and the exit code that stands for
+// it: 127 when the command was not found, 126 when it cannot be executed (a
+// shell's codes), 1 for anything else (fork, pipes, files). `transient`: an
+// exec error another try may not meet (out of memory or processes).
+struct StartError {
+  std::string why;
+  int exit_code = 1;
+  bool transient = false;
+};
+
 struct WorkerExit {
   std::uint32_t local_rank = 0;
+  std::optional<StartError> not_started;  // its command could not be executed (it exited 127 or 126)
   int exit_code = 0;  // when !signaled
   int signal = 0;     // when signaled
   bool signaled = false;
@@ -28,14 +39,6 @@ struct WorkerExit {
   bool failed() const { return signaled || exit_code != 0; }
   // The agent's exit code for this outcome (128 + signal, as shells do).
   int status_code() const { return signaled ? 128 + signal : exit_code; }
-};
-
-// Why the workers could not be started, and the exit code that stands for
-// it: 127 when the command was not found, 126 when it cannot be executed (a
-// shell's codes), 1 for anything else (fork, pipes, files).
-struct StartError {
-  std::string why;
-  int exit_code = 1;
 };
 
 class WorkerGroup {
@@ -56,10 +59,10 @@ class WorkerGroup {
     int stdout_fd = -1;
     int stderr_fd = -1;
   };
-  // Starts one process per launch, all running `command`, each known to
-  // have executed it (a pipe closed by exec tells) before the next starts. On
-  // failure the workers already started are killed. `after_fork(i)` runs in
-  // the agent once worker i is forked (to close its pipe ends there).
+  // Starts one process per launch, all running `command`. On failure the
+  // workers already started are killed. `after_fork(i)` runs in the agent
+  // once worker i is forked (to close its pipe ends there). Whether a
+  // worker's exec failed comes with its exit (reap: WorkerExit::not_started).
   std::optional<StartError> start(const std::vector<std::string>& command, const std::vector<Launch>& launches,
                                   const sigset_t& child_sigmask, const std::function<void(std::uint32_t)>& after_fork);
 
@@ -89,11 +92,14 @@ class WorkerGroup {
     pid_t pid = -1;
     std::uint32_t local_rank = 0;
     bool running = false;
+    int exec_fd = -1;  // the read end of its exec pipe, until reaped
   };
+  static void close_exec_fd(Worker& w);
   [[noreturn]] void become_worker(const Launch& launch, char* const* argv, char* const* envp,
                                   const sigset_t& child_sigmask, pid_t agent, int exec_fd) const;
 
   std::vector<Worker> workers_;
+  std::string command_;  // the workers' command, for what a failed exec says
   std::optional<rlimit> workers_nofile_;
 };
 
