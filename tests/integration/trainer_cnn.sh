@@ -11,7 +11,7 @@
 #     coins belong to the sample and the step, not to the rank or the row;
 #   - through Slurm: srun -N2 --ddp=cpu trains it, it learns, and a run with
 #     a killed worker resumes to exactly the uninterrupted run's parameters.
-# (Its accuracy after 3 epochs: trainer_cnn_accuracy.sh, in the native pass.)
+# (What it learns in 3 epochs: trainer_cnn_accuracy.sh, in the native pass.)
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 train=${1:?path to ddp-train}
