@@ -158,7 +158,8 @@ START_TEST(a_command_that_cannot_be_executed_ends_at_once_as_setup) {
   c.command = {"/nonexistent/ddp-no-such-program"};
   const auto [rc, log] = run_logged(c);
   ck_assert_int_eq(rc, 127);
-  CK_CONTAINS(log, "root cause: worker rank 0 (local rank 0) on node 0");
+  CK_CONTAINS(log, "root cause: worker rank ");  // whichever of the two ended first
+  CK_CONTAINS(log, ") on node 0 (");
   CK_CONTAINS(log, "could not be started: cannot execute /nonexistent/ddp-no-such-program: No such file or directory");
   CK_CONTAINS(log, "class setup: the step could not begin; no restart");
   ck_assert_msg(log.find("restarting") == std::string::npos, "restarted: %s", log.c_str());

@@ -54,6 +54,11 @@ struct Run {
   }
 };
 
+// `more` after `actions`.
+void append(std::vector<job::Action>& actions, const std::vector<job::Action>& more) {
+  actions.insert(actions.end(), more.begin(), more.end());
+}
+
 template <class A>
 const A* find(const std::vector<job::Action>& actions) {
   for (const auto& a : actions)
@@ -78,8 +83,7 @@ std::vector<job::Action> fail_node_1(Run& run, FailureClass cls) {
       return run.on(job::Silent{1, "no heartbeat for 5 s"});
     case FailureClass::NodeUnhealthy: {
       auto actions = run.on(job::Failed{1, worker_failure(2, FailureClass::Exit)});
-      auto more = run.on(job::Stopped{1, 0, "its HealthCheck /x failed: GPU 1: ECC errors"});
-      actions.insert(actions.end(), more.begin(), more.end());
+      append(actions, run.on(job::Stopped{1, 0, "its HealthCheck /x failed: GPU 1: ECC errors"}));
       return actions;
     }
     case FailureClass::SlurmStop: {
@@ -160,11 +164,8 @@ START_TEST(every_class_restarts_swaps_shrinks_or_ends_as_its_policy_says) {
           run.join_all();
           auto actions = fail_node_1(run, rule.cls);
           ck_assert_msg(find<job::Stop>(actions), "%s: no STOP", class_name(rule.cls));
-          for (std::uint32_t n = 0; n < run.job.size(); ++n) {
-            if (run.job.node(n).lost) continue;
-            auto more = run.on(job::Stopped{n, 0, ""});
-            actions.insert(actions.end(), more.begin(), more.end());
-          }
+          for (std::uint32_t n = 0; n < run.job.size(); ++n)
+            if (!run.job.node(n).lost) append(actions, run.on(job::Stopped{n, 0, ""}));
           Outcome got = Outcome::Verdict;
           if (find<job::Start>(actions)) {
             std::vector<std::uint32_t> nodes;
@@ -195,10 +196,7 @@ START_TEST(a_command_that_cannot_be_executed_ends_the_run_without_a_restart) {
   Run run(plan_of(2, 0, 0, 3));
   run.join_all();
   auto actions = fail_node_1(run, FailureClass::Setup);
-  for (std::uint32_t n = 0; n < 2; ++n) {
-    auto more = run.on(job::Stopped{n, 0, ""});
-    actions.insert(actions.end(), more.begin(), more.end());
-  }
+  for (std::uint32_t n = 0; n < 2; ++n) append(actions, run.on(job::Stopped{n, 0, ""}));
   ck_assert(!find<job::Start>(actions));
   const auto* done = find<job::Done>(actions);
   ck_assert(done && done->verdict.cause);
@@ -216,12 +214,8 @@ START_TEST(a_setup_failure_is_not_restarted_when_a_node_is_lost_meanwhile) {
   Run run(plan_of(3, 1, 0, 3));
   run.join_all();
   auto actions = fail_node_1(run, FailureClass::Setup);
-  auto more = run.on(job::Silent{2, "no heartbeat for 5 s"});
-  actions.insert(actions.end(), more.begin(), more.end());
-  for (const std::uint32_t n : {0u, 1u}) {
-    more = run.on(job::Stopped{n, 0, ""});
-    actions.insert(actions.end(), more.begin(), more.end());
-  }
+  append(actions, run.on(job::Silent{2, "no heartbeat for 5 s"}));
+  for (const std::uint32_t n : {0u, 1u}) append(actions, run.on(job::Stopped{n, 0, ""}));
   ck_assert(!find<job::Start>(actions));
   const auto* done = find<job::Done>(actions);
   ck_assert(done && done->verdict.cause);

@@ -33,16 +33,27 @@ std::string stderr_excerpt(const std::vector<std::string>& lines) {
   return "..." + text.substr(text.size() - kMaxExcerpt);
 }
 
-Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file,
-                     bool oom_killed) {
+namespace {
+
+// A failure of worker `local` of this node, seen at `when`: who and when.
+Failure worker_failure(FailureKind kind, const FailureSite& site, std::uint32_t local,
+                       std::chrono::system_clock::time_point when) {
   Failure f;
-  f.kind = FailureKind::WorkerExited;
+  f.kind = kind;
   f.attempt = site.attempt;
   f.node = site.node;
   f.host = site.host;
-  f.rank = site.rank_base + exit.local_rank;
-  f.local_rank = exit.local_rank;
-  f.time = local_time(exit.when);
+  f.rank = site.rank_base + local;
+  f.local_rank = local;
+  f.time = local_time(when);
+  return f;
+}
+
+}  // namespace
+
+Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::string tail, std::string error_file,
+                     bool oom_killed) {
+  Failure f = worker_failure(FailureKind::WorkerExited, site, exit.local_rank, exit.when);
   f.exit_code = exit.status_code();
   f.signal = exit.signaled ? exit.signal : 0;
   f.stderr_tail = std::move(tail);
@@ -52,14 +63,7 @@ Failure exit_failure(const FailureSite& site, const WorkerExit& exit, std::strin
 }
 
 Failure start_failure(const FailureSite& site, const StartError& error, std::uint32_t local_rank) {
-  Failure f;
-  f.kind = FailureKind::StartFailed;
-  f.attempt = site.attempt;
-  f.node = site.node;
-  f.host = site.host;
-  f.rank = site.rank_base + local_rank;
-  f.local_rank = local_rank;
-  f.time = local_time(std::chrono::system_clock::now());
+  Failure f = worker_failure(FailureKind::StartFailed, site, local_rank, std::chrono::system_clock::now());
   f.exit_code = error.exit_code;
   f.detail = error.why;
   if (error.transient) f.cls = FailureClass::Exit;
@@ -70,14 +74,7 @@ Failure hang_failure(const FailureSite& site, const Hang& hang, std::size_t culp
                      std::chrono::milliseconds timeout, const std::optional<WorkerExit>& exit,
                      const std::vector<std::string>& stderr_lines, std::string error_file) {
   const std::uint32_t local = hang.stalled[culprit].local;
-  Failure f;
-  f.kind = FailureKind::Hung;
-  f.attempt = site.attempt;
-  f.node = site.node;
-  f.host = site.host;
-  f.rank = site.rank_base + local;
-  f.local_rank = local;
-  f.time = local_time(exit ? exit->when : std::chrono::system_clock::now());
+  Failure f = worker_failure(FailureKind::Hung, site, local, exit ? exit->when : std::chrono::system_clock::now());
   f.exit_code = exit ? exit->status_code() : 128 + SIGABRT;
   f.hang = hang_facts(hang, culprit, where, site.rank_base, timeout, !exit);
   // Its stack dump from its start (the thread SIGABRT hit comes first), else the last lines.
