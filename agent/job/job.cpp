@@ -111,9 +111,7 @@ Job::Job(NodePlan plan, std::string setup_error)
 
 std::vector<Action> Job::on(const Event& event, Clock::time_point now) {
   now_ = now;
-  if (phase_ != Phase::Done) std::visit([this](const auto& e) { on_event(e); }, event);
-  else if (const auto* closed = std::get_if<Disconnected>(&event); closed && nodes_[closed->node].finished)
-    nodes_[closed->node].left = true;
+  if (phase_ != Phase::Done) std::visit([this](const auto& e) { on_event(e); }, event);  // the verdict is final
   return std::exchange(actions_, {});
 }
 

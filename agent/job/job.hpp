@@ -223,8 +223,6 @@ class Job {
   std::size_t running_nodes() const;                // whose workers run now (cheap: no names)
   // The nodes whose workers run now, with their first rank (straggler.hpp).
   std::vector<NodeSeat> seats() const;
-  // What the run went on after (nodes lost, replaced, dropped), for a success's log.
-  const std::vector<std::string>& changes() const { return changes_; }
 
  private:
   // One handler per event (job.cpp).
