@@ -27,9 +27,18 @@ step() {  # step NAME: ends the step running, starts NAME
   echo "run-all: $step_name took $((SECONDS - step_start)) s; next: $1"
   step_name=$1 step_start=$SECONDS
 }
-chroots="" purge_on_exit=0
+chroots="" purge_on_exit=0 background=()
+kill_tree() {  # kill_tree PID: TERM to PID and every process under it, the deepest first
+  local child
+  for child in $(pgrep -P "$1"); do kill_tree "$child"; done
+  kill -TERM "$1" 2>/dev/null || true
+}
 on_exit() {
-  local status=$?
+  local status=$? pid
+  # A run that ends early leaves no background build behind (chroot/run.sh
+  # unmounts its chroot on TERM).
+  for pid in "${background[@]}"; do ! kill -0 "$pid" 2>/dev/null || kill_tree "$pid"; done
+  for pid in "${background[@]}"; do wait "$pid" 2>/dev/null || true; done
   ((purge_on_exit == 0)) || dpkg --purge slurm-ddp >/dev/null 2>&1 || true
   # The kept chroots, only once nothing is mounted in them (run.sh unmounts).
   if [[ -n $chroots && -d $chroots ]] && ! grep -q " $chroots/" /proc/mounts; then rm -rf "$chroots"; fi
@@ -67,6 +76,7 @@ for suite in trixie sid; do
     run_suite "$suite" --build-only >"$chroots/$suite-build.log" 2>&1 || exit 2
   ) &
   chroot_pids+=($!)
+  background+=($!)
 done
 # The older release: old_release, the last one whose drop-in named the
 # plugin itself and whose agents speak rendezvous protocol 3.
@@ -83,6 +93,7 @@ build_old_release() {
 }
 (renice -n 19 -p "$BASHPID" >/dev/null; build_old_release) >"$chroots/old-release.log" 2>&1 &
 old_release_pid=$!
+background+=("$old_release_pid")
 step "build, unit tests and lint"
 # The prefix the package installs to, so that the package step packs this
 # build as it is (build-deb.sh there only drops the tests and the CUDA parts).

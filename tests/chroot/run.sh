@@ -98,6 +98,10 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+# Stopped by a signal (run-all.sh ending early), it unmounts too: bash runs
+# no EXIT trap on a signal it does not handle.
+trap 'exit 143' TERM
+trap 'exit 130' INT HUP
 mount_at() {  # mount_at TARGET MOUNT-ARGS...
   local target=$1
   shift
