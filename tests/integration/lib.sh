@@ -41,7 +41,7 @@ diagnose() {
     tail -n 30 "$CLUSTER_DIR/log/slurmctld.log"; } >&2 2>/dev/null || true
 }
 
-show() { printf -- '--- command: %s\n--- rc: %s\n--- stdout:\n%s\n--- stderr:\n%s\n' "$1" "$RC" "$OUT" "$ERR" >&2; }
+show() { printf -- '--- command: %s\n--- rc: %s\n--- stdout:\n%s\n--- stderr:\n%s\n' "$1" "${RC:-}" "${OUT:-}" "${ERR:-}" >&2; }
 
 expect_rc() {  # expect_rc CODE DESCRIPTION
   [[ $RC == "$1" ]] || { show "$2"; fail "$2: exit code $RC, expected $1"; }

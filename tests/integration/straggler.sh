@@ -43,7 +43,8 @@ bg_srun train -N3 -k --ddp=cpu --ddp-verbose --ddp-spares=1 --ddp-restarts=1 --d
   "$PYTHON" -u "$script" 150
 wait_lines "$WORK/train.out" "ready rank=" 2 90
 wait_lines "$WORK/train.err" "busiest rank per node" 8 60  # --ddp-verbose: one line per window
-expect_not_in "$(cat "$WORK/train.err")" "straggler" "no straggler named in 8 windows of healthy training"
+OUT=$(cat "$WORK/train.out") ERR=$(cat "$WORK/train.err") RC=running
+expect_not_in "$ERR" "straggler" "no straggler named in 8 windows of healthy training"
 victim=$(sed -n 's/.*ready rank=1 pid=\([0-9]*\).*/\1/p' "$WORK/train.out")
 [[ -n $victim ]] || fail "no pid for rank 1"
 cgroup_put "$cg" "$victim"
