@@ -170,7 +170,7 @@ Agent::Agent(AgentSpec spec)
               spec_.plan.node_rank, host_),
       requeue_(spec_.plan, spec_.standalone),
       bad_nodes_(spec_.plan.bad_node_report),
-      preflight_(loop_, self_binary()),
+      preflight_(loop_, self_binary(), spec_.secret, spec_.plan.run_id),
       report_(spec_.plan, spec_.standalone),
       time_limit_(spec_.plan, spec_.standalone) {}
 

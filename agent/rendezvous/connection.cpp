@@ -21,7 +21,13 @@ Connection::Connection(EventLoop& loop, int fd, OnMessage on_message, OnClose on
 
 void Connection::trust() {
   trusted_ = true;
-  reader_.set_max_line(rdzv::kMaxLineBytes);
+  reader_.set_max_line(rdzv::kMaxLineBytes + rdzv::Seal::kOverhead);
+}
+
+void Connection::seal(rdzv::Seal seal, std::string peer) {
+  trust();
+  seal_.emplace(std::move(seal));
+  peer_ = std::move(peer);
 }
 
 Connection::~Connection() {
@@ -44,7 +50,13 @@ void Connection::send(const rdzv::Message& message) {
 void Connection::send_line(std::string_view line) {
   if (fd_ < 0) return;
   last_sent_ = std::chrono::steady_clock::now();
-  out_ += line;
+  if (seal_) {
+    line.remove_suffix(line.ends_with('\n') ? 1 : 0);
+    out_ += seal_->close(line);
+    out_ += '\n';
+  } else {
+    out_ += line;
+  }
   if (out_.size() > kMaxQueuedBytes) {
     shut("the peer does not read what it is sent");
     return;
@@ -121,11 +133,28 @@ void Connection::on_events(std::uint32_t events) {
   while (fd_ >= 0) {
     auto line = reader_.next();
     if (!line) break;
-    auto message = rdzv::decode(*line);
-    if (!message) return shut("protocol error: " + message.error());
-    on_message_(*message);
+    deliver(*line);
   }
   if (ended) shut(*ended);
+}
+
+void Connection::deliver(const std::string& line) {
+  constexpr std::size_t kShown = 3;  // then one line for the rest
+  std::string opened;
+  if (seal_) {
+    auto inside = seal_->open(line);
+    if (!inside) {
+      if (++unopened_ <= kShown)
+        spdlog::warn("rendezvous: dropped a message from {}: {}", peer_, inside.error());
+      else if (unopened_ == kShown + 1)
+        spdlog::warn("rendezvous: dropping more messages from {} that do not open; not shown", peer_);
+      return;
+    }
+    opened = std::move(*inside);
+  }
+  auto message = rdzv::decode(seal_ ? opened : line);
+  if (!message) return shut("protocol error: " + message.error());
+  on_message_(*message);
 }
 
 }  // namespace ddp::agent

@@ -10,6 +10,10 @@
 // busy peer cannot keep the loop from the others, the heartbeats and the
 // workers.
 //
+// Once sealed (seal(), after the handshake), every line out is sealed and
+// every line in must open (rdzv_auth.hpp): one that does not (forged,
+// altered, replayed) is dropped and logged, the first few with the line.
+//
 // Owners must not destroy a Connection from inside its own callbacks (the
 // callback's caller still runs on it): close() it there and destroy it later,
 // from the event loop's top level.
@@ -17,9 +21,11 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "ddp/wire/rdzv_auth.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
 
@@ -34,6 +40,9 @@ class Connection {
   Connection(EventLoop& loop, int fd, OnMessage on_message, OnClose on_close);
   // The peer proved the step's secret: lines up to rdzv::kMaxLineBytes, no budget.
   void trust();
+  // The handshake is done: trusted, and sealed both ways from here on.
+  // `peer` names the other end in the log ("node 3 (10.0.0.4:51234)").
+  void seal(rdzv::Seal seal, std::string peer);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -57,6 +66,7 @@ class Connection {
   void on_events(std::uint32_t events);
   void flush();
   void shut(const std::string& why);
+  void deliver(const std::string& line);
 
   EventLoop& loop_;
   int fd_;
@@ -65,6 +75,9 @@ class Connection {
   rdzv::LineReader reader_{kStrangerLine};
   std::size_t received_ = 0;  // bytes taken from a stranger
   bool trusted_ = false;
+  std::optional<rdzv::Seal> seal_;
+  std::string peer_;          // for the log, once sealed
+  std::size_t unopened_ = 0;  // sealed lines that did not open
   std::string out_;
   bool watching_out_ = false;  // EPOLLOUT in the loop's interest: changed only when that changes
   std::chrono::steady_clock::time_point last_sent_ = std::chrono::steady_clock::now();

@@ -133,6 +133,8 @@ void RdzvClient::try_connect() {
   to.sin_family = AF_INET;
   to.sin_port = htons(port());
   to.sin_addr = *addr;
+  char text[INET_ADDRSTRLEN] = {};
+  peer_addr_ = inet_ntop(AF_INET, &to.sin_addr, text, sizeof text) ? text : "";
   if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) {
     last_error_ = "port " + std::to_string(port()) + ": " + std::strerror(errno);
     ::close(fd);
@@ -206,27 +208,34 @@ void RdzvClient::on_message(const rdzv::Message& m) {
   on_order(*order);
 }
 
+// Until node 0 has proved itself (a WELCOME or a REFUSED with its proof),
+// the port may be anything's: a neighbour step's rendezvous, another program,
+// a process of another user squatting the port or relaying to the real one.
+// Nothing it says ends the rendezvous: the agent passes it by and looks on.
 void RdzvClient::on_handshake(const rdzv::Message& m) {
-  // Until a CHALLENGE names this step's run, the port may be anything's (a
-  // neighbour's, another program's): what it says is no reason to give up.
-  const auto pass_by = [&](const std::string& why) { conn_->close("not a rendezvous (" + why + ")"); };
+  const auto pass_by = [&](const std::string& why) { conn_->close(why); };
   if (m.verb == "CHALLENGE") {
+    if (challenge_) return pass_by("a second CHALLENGE");
     auto challenge = rdzv::Challenge::from_message(m);
-    if (!challenge && !challenge_) return pass_by("malformed CHALLENGE: " + challenge.error());
-    if (!challenge) return lost("malformed CHALLENGE from the rendezvous on node 0: " + challenge.error());
+    if (!challenge) return pass_by("not a rendezvous (malformed CHALLENGE: " + challenge.error() + ")");
     return on_challenge(*challenge);
   }
-  if (!challenge_) return pass_by(printable(m.verb, 40) + " before any CHALLENGE");
+  if (!challenge_) return pass_by("not a rendezvous (" + printable(m.verb, 40) + " before any CHALLENGE)");
   if (m.verb == "WELCOME") {
     auto welcome = rdzv::Welcome::from_message(m);
-    if (!welcome) return lost("malformed WELCOME from the rendezvous on node 0: " + welcome.error());
+    if (!welcome) return pass_by("malformed WELCOME: " + welcome.error());
     return on_welcome(*welcome);
   }
   if (m.verb == "REFUSED") {
     auto refused = rdzv::Refused::from_message(m);
-    return lost("the rendezvous refused this node: " + (refused ? refused->reason : std::string("?")));
+    if (!refused) return pass_by("malformed REFUSED: " + refused.error());
+    if (challenge_->version == rdzv::kProtocolVersion &&
+        rdzv::mac_equal(refused->mac, rdzv::refusal_proof(facts(), refused->reason)))
+      return lost("the rendezvous refused this node: " + refused->reason);
+    if (challenge_->version != rdzv::kProtocolVersion) return pass_by(other_release_text());
+    return pass_by("refused, without node 0's proof (" + printable(refused->reason, 200) + ")");
   }
-  lost("unexpected " + m.verb + " before authentication");
+  pass_by("unexpected " + printable(m.verb, 40) + " before node 0 proved itself");
 }
 
 void RdzvClient::on_order(const rdzv::Order& order) {
@@ -245,12 +254,10 @@ void RdzvClient::on_order(const rdzv::Order& order) {
 }
 
 // The handshake keeps its form across releases: a coordinator of another
-// version still gets this node's RESPONSE, which names our version, and
-// refuses it naming both (rdzv::refusal_for_version).
+// version still gets this node's RESPONSE, in the older proof with a marked
+// nonce (rdzv_auth.hpp), so that it can end the step naming both releases;
+// this node cannot tell it from a stranger posing as one, and looks on.
 void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
-  // One challenge per connection: answering a second would let the peer
-  // collect MACs over nonces of its choosing.
-  if (!client_nonce_.empty()) return lost("a second CHALLENGE from the rendezvous on node 0");
   if (challenge.run != config_.run_id || !rdzv::check_nonce(challenge.nonce)) {
     // A neighbour step's rendezvous (or not one at all): say so, and look on.
     // Sending may end the connection (the peer left): on_close has then run.
@@ -260,31 +267,49 @@ void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
   }
   challenge_ = challenge;
   server_nonce_ = challenge.nonce;
-  client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
   rdzv::Response response;
   response.node = config_.node_rank;
-  response.cnonce = client_nonce_;
-  response.mac = rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_);
   response.release = kVersion;
+  if (challenge.version == rdzv::kProtocolVersion) {
+    client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
+    response.cnonce = client_nonce_;
+    response.mac = rdzv::client_proof(facts());
+  } else {
+    client_nonce_ = rdzv::marked_client_nonce();
+    response.cnonce = client_nonce_;
+    response.mac = rdzv::client_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_);
+  }
   send(response.to_message());
 }
 
+rdzv::HandshakeFacts RdzvClient::facts() const {
+  return {config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_, {peer_addr_, port()}};
+}
+
+std::string RdzvClient::other_release_text() const {
+  return "the rendezvous there says it runs slurm-ddp " + printable(challenge_->release, 40) + " (protocol " +
+         std::to_string(challenge_->version) + "), this node slurm-ddp " + kVersion + " (protocol " +
+         std::to_string(rdzv::kProtocolVersion) +
+         "): install the same slurm-ddp release on every node of the step (if node 0 has the same one, "
+         "another process holds this port)";
+}
+
 void RdzvClient::on_welcome(const rdzv::Welcome& welcome) {
-  // Only as the answer to this connection's RESPONSE (client_nonce_ is made
-  // then): the MAC binds both of its nonces.
-  if (client_nonce_.empty() ||
-      !rdzv::mac_equal(welcome.mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_,
-                                                     client_nonce_)))
-    return lost("the process at " + config_.coordinator_addr + ":" + std::to_string(port()) +
-                " is not this step's rendezvous (it could not prove the step's secret)");
-  // A coordinator of an older release welcomes whatever version answers.
-  if (challenge_->version == rdzv::kChallengeFormVersion) return join_older_coordinator();
-  if (challenge_->version != rdzv::kProtocolVersion)
-    return lost("the rendezvous on node 0 runs slurm-ddp " + printable(challenge_->release, 40) + " (protocol " +
-                std::to_string(challenge_->version) + "), this agent slurm-ddp " + kVersion + " (protocol " +
-                std::to_string(rdzv::kProtocolVersion) + "): install the same slurm-ddp release on every node");
+  // A coordinator of protocol 3 welcomes whatever version answers, with the
+  // older proof; one of protocol 4-8 never welcomes another version.
+  if (challenge_->version == rdzv::kChallengeFormVersion) {
+    if (!rdzv::mac_equal(welcome.mac, rdzv::server_mac(config_.secret, config_.run_id, config_.node_rank, server_nonce_,
+                                                       client_nonce_)))
+      return conn_->close("it could not prove the step's secret");
+    return join_older_coordinator();
+  }
+  if (challenge_->version != rdzv::kProtocolVersion) return conn_->close(other_release_text());
+  // Only as the answer to this connection's RESPONSE: the proof binds both
+  // of its nonces, and the address and port this node connected to.
+  if (!rdzv::mac_equal(welcome.mac, rdzv::server_proof(facts())))
+    return conn_->close("it could not prove the step's secret for this address and port");
   welcomed_ = true;
-  conn_->trust();
+  conn_->seal(rdzv::Seal(rdzv::session_key(facts()), rdzv::Seal::Side::Agent), "the rendezvous on node 0");
   rdzv::Join join = config_.join;
   join.addr = local_addr_;
   send(join.to_message());
@@ -311,7 +336,7 @@ void RdzvClient::on_close(const std::string& why) {
   if (done_) return;
   if (older_coordinator_) return lost(older_coordinator_text());
   if (!welcomed_) {
-    last_error_ = "port " + std::to_string(port()) + ": " + why;  // retried until the deadline
+    last_error_ = "port " + std::to_string(port()) + ": " + why;  // passed by; retried until the deadline
     return next_port();
   }
   lost("the connection to the rendezvous on node 0 ended: " + why);
@@ -362,7 +387,9 @@ void RdzvClient::tick_looking(Clock::time_point now) {
     last_error_ = "port " + std::to_string(port()) + ": no answer";
     next_port();
   }
-  if (conn_ && !challenge_ && overdue) conn_->close("no rendezvous challenge");  // connected, but not to a rendezvous
+  // Connected, but no rendezvous answers there, or it does not finish the
+  // handshake: a squatter costs one port's wait, no more.
+  if (conn_ && overdue) conn_->close(challenge_ ? "no WELCOME after the RESPONSE" : "no rendezvous challenge");
   if (!conn_ && connecting_fd_ < 0 && now >= next_try_) try_connect();
 }
 

@@ -17,6 +17,7 @@
 #include "ddp/wire/failure.hpp"
 #include "ddp/wire/node_plan.hpp"
 #include "ddp/wire/placement.hpp"
+#include "ddp/wire/rdzv_auth.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "event_loop.hpp"
 #include "rendezvous/connection.hpp"
@@ -93,6 +94,8 @@ class RdzvClient {
   void on_handshake(const rdzv::Message& m);
   void on_challenge(const rdzv::Challenge& challenge);
   void on_welcome(const rdzv::Welcome& welcome);
+  rdzv::HandshakeFacts facts() const;  // this connection's, for the proofs (rdzv_auth.hpp)
+  std::string other_release_text() const;
   void join_older_coordinator();
   std::string older_coordinator_text() const;
   void on_order(const rdzv::Order& order);
@@ -108,11 +111,12 @@ class RdzvClient {
   std::vector<std::unique_ptr<Connection>> graveyard_;
   std::string client_nonce_, server_nonce_;
   std::optional<rdzv::Challenge> challenge_;  // this connection's
+  std::string peer_addr_;   // the address connected to (node 0's, as the proofs bind it)
   std::string local_addr_;  // this connection's own address: JOIN's `addr`, this node's address toward node 0
   bool welcomed_ = false, done_ = false;
   bool older_coordinator_ = false;  // node 0 speaks protocol 3: told our version, we wait for its verdict
   Clock::time_point deadline_, next_try_, last_seen_;
-  // A port that has neither refused nor challenged by then is passed by.
+  // A port that has not finished the handshake by then is passed by.
   std::optional<Clock::time_point> challenge_due_;
   std::size_t port_index_ = 0;
   int rounds_ = 0;  // times every port was tried

@@ -155,6 +155,10 @@ void RdzvGate::on_accept() {
     ++pending_;
     peer.address = ip_text(from);
     peer.remote = peer.address + ":" + std::to_string(ntohs(from.sin_port));
+    sockaddr_in local{};
+    socklen_t local_len = sizeof local;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0)
+      peer.node0 = {ip_text(local), ntohs(local.sin_port)};
     peer.server_nonce = rdzv::random_hex(rdzv::kNonceBytes);
     peer.accepted = Clock::now();
     peer.deadline = peer.accepted + config_.handshake_timeout;
@@ -297,32 +301,56 @@ void RdzvGate::on_message(std::uint64_t id, const rdzv::Message& m) {
 
 void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message& m) {
   const auto r = rdzv::Response::from_message(m);
-  if (!r || r->node >= config_.nnodes || !rdzv::check_nonce(r->cnonce) ||
-      !rdzv::mac_equal(r->mac, rdzv::client_mac(config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce))) {
-    // Not one of this step's agents: another job, a stale agent, a port scan, a
-    // response recorded elsewhere (the MAC binds this connection's own nonce).
+  const auto facts = [&] {
+    return rdzv::HandshakeFacts{config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce, peer.node0};
+  };
+  const bool well_formed = r && r->node < config_.nnodes && rdzv::check_nonce(r->cnonce);
+  // This release's agents prove the secret for this address and port; an
+  // older one in the older proof (it is refused by name, below).
+  const bool proved =
+      well_formed && (r->version == rdzv::kProtocolVersion
+                          ? rdzv::mac_equal(r->mac, rdzv::client_proof(facts()))
+                          : rdzv::mac_equal(r->mac, rdzv::client_mac(config_.secret, config_.run_id, r->node,
+                                                                      peer.server_nonce, r->cnonce)));
+  if (!proved) {
+    // Not one of this step's agents: another job, a stale agent, a port scan,
+    // a response recorded elsewhere (the proof binds this connection's own
+    // nonce), or one made for another port and relayed here.
     peer.conn->send(rdzv::Refused{"authentication failed"}.to_message());
     return refuse(id, "failed authentication",
-                  "rendezvous: refused a connection from " + peer.remote + ": it could not prove the step's secret",
+                  "rendezvous: refused a connection from " + peer.remote +
+                      ": it could not prove the step's secret for this port (" + peer.node0.addr + ":" +
+                      std::to_string(peer.node0.port) + ")",
                   "authentication failed");
   }
-  if (r->version != rdzv::kProtocolVersion) return refuse_version(id, peer, *r);
+  if (r->version != rdzv::kProtocolVersion) {
+    // An agent of this release answers an older challenge with a marked
+    // nonce: here, that answer was relayed from a port that posed as an
+    // older rendezvous. No older agent sent it; the step goes on.
+    if (rdzv::is_marked(r->cnonce))
+      return refuse(id, "relayed",
+                    "rendezvous: refused a connection from " + peer.remote + ": it relayed node " +
+                        std::to_string(r->node) +
+                        "'s answer to another port's challenge (a process of another user holding a rendezvous "
+                        "port on node 0?)",
+                    "relayed");
+    return refuse_version(id, peer, *r);
+  }
   if (const auto reason = events_.admit(r->node)) {
     spdlog::warn("rendezvous: refused {}: {}", peer.remote, *reason);
     // Closing by id: a failed send closes the peer and erases it (on_close),
     // so `peer` must not be touched after the send.
     set_closing(id, peer);
-    peer.conn->send(rdzv::Refused{*reason}.to_message());
+    peer.conn->send(rdzv::Refused{*reason, rdzv::refusal_proof(facts(), *reason)}.to_message());
     return close_peer(id, "duplicate node");
   }
   peer.node = r->node;
   --pending_;
   waiting_.remove(id);
-  peer.conn->trust();
   events_.admitted(r->node, id);
-  peer.conn->send(
-      rdzv::Welcome{rdzv::server_mac(config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce)}
-          .to_message());
+  peer.conn->send(rdzv::Welcome{rdzv::server_proof(facts())}.to_message());
+  peer.conn->seal(rdzv::Seal(rdzv::session_key(facts()), rdzv::Seal::Side::Node0),
+                  "node " + std::to_string(r->node) + " (" + peer.remote + ")");
 }
 
 // A node of this step (it proved the secret) that runs another release: it

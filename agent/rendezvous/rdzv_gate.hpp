@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ddp/wire/rdzv_auth.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "event_loop.hpp"
 #include "rendezvous/connection.hpp"
@@ -82,6 +83,7 @@ class RdzvGate {
     std::string remote;   // "addr:port", for the log
     std::string address;  // the source address alone: shedding is fair between addresses
     std::string server_nonce;
+    rdzv::Endpoint node0;               // this connection's own address and port: the proofs bind them
     std::optional<std::uint32_t> node;  // set once authenticated
     Clock::time_point accepted;         // when
     Clock::time_point deadline;         // for the handshake

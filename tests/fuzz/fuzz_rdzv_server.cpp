@@ -6,7 +6,8 @@
 // Input: byte 0 says who the client is: bit 0 clear, a stranger (no secret:
 // the bytes arrive before any authentication); bit 0 set, an authenticated
 // agent of node (byte 0 >> 1) % 3 (the harness answers the challenge with the
-// job's secret, then sends the bytes: what a buggy or compromised node could
+// job's secret, then sends the bytes, each complete line sealed as the
+// agent's connection seals it: what a buggy or compromised node could
 // send). Byte 1 sets the chunk size the bytes arrive in; the rest is the
 // stream. After it the client closes, and the coordinator must cope.
 #include <arpa/inet.h>
@@ -21,6 +22,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ddp/wire/rdzv_auth.hpp"
 #include "ddp/wire/rdzv_messages.hpp"
 #include "ddp/wire/rdzv_protocol.hpp"
 #include "event_loop.hpp"
@@ -96,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool authenticated = data[0] & 1;
   const std::uint32_t node = (data[0] >> 1) % 3;
   const std::size_t chunk = 1 + data[1] % 128;
-  const auto stream = ddp::fuzz::as_text(data + 2, size - 2);
+  auto stream = ddp::fuzz::as_text(data + 2, size - 2);
 
   ddp::agent::EventLoop loop;
   ddp::NodePlan plan;
@@ -122,11 +124,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rdzv::Response response;
     response.node = node;
     response.cnonce = rdzv::random_hex(rdzv::kNonceBytes);
-    response.mac = rdzv::client_mac(kSecret, kRun, node, *nonce, response.cnonce);
+    const rdzv::HandshakeFacts facts{kSecret, kRun, node, *nonce, response.cnonce, {"127.0.0.1", coordinator.port()}};
+    response.mac = rdzv::client_proof(facts);
     response.release = "fuzz";
     client.send_all(rdzv::encode(response.to_message()));
     const auto welcome = client.read_message(loop, coordinator);
     FUZZ_CHECK(welcome && welcome->verb == "WELCOME");
+    rdzv::Seal seal(rdzv::session_key(facts), rdzv::Seal::Side::Agent);
+    std::string sealed;
+    std::size_t at = 0;
+    for (std::size_t nl; (nl = stream.find('\n', at)) != std::string::npos; at = nl + 1)
+      sealed += seal.close(std::string_view(stream).substr(at, nl - at)) + "\n";
+    stream = sealed + stream.substr(at);
   }
   for (std::size_t pos = 0; pos < stream.size(); pos += chunk) {
     client.send_all(stream.substr(pos, chunk));

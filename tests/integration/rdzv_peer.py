@@ -23,10 +23,19 @@
       that node has joined), and A's secret over B's fresh challenge; last, a
       RESPONSE with A's secret from an agent of the previous protocol version.
       One line each: "CASE: <the coordinator's answer>".
+  rdzv_peer.py squat PORT RUN --mode refuse|relay [--to HOST:PORT,...] [--seconds S]
+      Another user's process that took a rendezvous candidate port before the
+      step started (bound on every address). refuse: answers each agent as a
+      rendezvous of RUN would, up to a REFUSED without node 0's proof. relay:
+      passes each agent's connection on to the first of --to that answers as
+      RUN's rendezvous, adding lines of its own: a forged START toward the
+      agent, a forged `STOPPED unhealthy` toward node 0. Prints "ready" once
+      listening, then one line per connection, until S seconds have passed.
 
-The MAC is the documented one (common/ddp/wire/rdzv_protocol.hpp; the messages in
-common/ddp/wire/rdzv_messages.hpp):
-HMAC-SHA256(secret as text, "slurm-ddp rdzv v1 client-mac run=R node=N snonce=S cnonce=C").
+The proofs are the documented ones (common/ddp/wire/rdzv_auth.hpp; protocol
+1-8's in rdzv_protocol.hpp; the messages in rdzv_messages.hpp):
+HMAC-SHA256(secret as text, "slurm-ddp rdzv v2 client-mac run=R node=N snonce=S cnonce=C addr=A port=P"),
+A and P node 0's address and port as the agent connected to them.
 """
 import argparse
 import hashlib
@@ -89,16 +98,26 @@ def fields(line):
     return parts[0], dict(p.split("=", 1) for p in parts[1:] if "=" in p)
 
 
-def client_mac(secret, run, node, snonce, cnonce):
-    text = f"slurm-ddp rdzv v1 client-mac run={run} node={node} snonce={snonce} cnonce={cnonce}"
+FIRST_SEALED_PROTOCOL = 9  # proofs bound to node 0's address and port, lines sealed
+
+
+def client_mac(secret, run, node, snonce, cnonce, at=None):
+    """The client's proof; `at`: (node 0's address, port) from protocol 9 on."""
+    if at is None:
+        text = f"slurm-ddp rdzv v1 client-mac run={run} node={node} snonce={snonce} cnonce={cnonce}"
+    else:
+        text = (f"slurm-ddp rdzv v2 client-mac run={run} node={node} snonce={snonce} cnonce={cnonce} "
+                f"addr={at[0]} port={at[1]}")
     return hmac.new(secret.encode(), text.encode(), hashlib.sha256).hexdigest()
 
 
-def response(secret, run, node, snonce, version):
-    """The RESPONSE an agent of protocol `version` (the CHALLENGE's) writes;
-    None: an agent of protocol 3, whose RESPONSE says neither version nor release."""
+def response(secret, run, node, snonce, version, at=None):
+    """The RESPONSE an agent of protocol `version` (the CHALLENGE's) writes,
+    to node 0 at `at` (address, port); None: an agent of protocol 3, whose
+    RESPONSE says neither version nor release."""
     cnonce = secrets.token_hex(32)
-    mac = client_mac(secret, run, node, snonce, cnonce)
+    sealed = version is not None and int(version) >= FIRST_SEALED_PROTOCOL
+    mac = client_mac(secret, run, node, snonce, cnonce, at if sealed else None)
     tail = "" if version is None else f" version={version} release=peer"
     return f"RESPONSE node={node} cnonce={cnonce} mac={mac}{tail}\n".encode()
 
@@ -209,7 +228,8 @@ def cmd_replay(a):
     # Job A's genuine response over A's challenge on connection 1.
     s1 = connect(a.host_a, a.port_a)
     run_a, nonce1, version = challenge(s1)
-    genuine = response(a.secret_a, run_a, a.node, nonce1, version)
+    at_a = (a.host_a, a.port_a)
+    genuine = response(a.secret_a, run_a, a.node, nonce1, version, at_a)
     # 1. Replayed on a new connection to the same job: a new challenge.
     s2 = connect(a.host_a, a.port_a)
     challenge(s2)
@@ -224,7 +244,7 @@ def cmd_replay(a):
     for run in (run_a, run_b):
         s4 = connect(a.host_b, a.port_b)
         _, nonce4, _ = challenge(s4)
-        s4.sendall(response(a.secret_a, run, a.node, nonce4, version))
+        s4.sendall(response(a.secret_a, run, a.node, nonce4, version, (a.host_b, a.port_b)))
         print(f"other-secret-{'own-run' if run == run_a else 'their-run'}:", read_line(s4), flush=True)
     # 4. The right secret from an agent of another protocol version (a node
     # left behind by a rolling upgrade): refused, naming both versions.
@@ -240,6 +260,61 @@ def cmd_replay(a):
     # 6. The genuine one where it belongs: the MAC verifies (this node has joined).
     s1.sendall(genuine)
     print("genuine:", read_line(s1), flush=True)
+
+
+def cmd_squat(a):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("0.0.0.0", a.port))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    print("ready", flush=True)
+    end = time.monotonic() + a.seconds
+    n = 0
+    while time.monotonic() < end:
+        try:
+            agent, _ = listener.accept()
+        except socket.timeout:
+            continue
+        n += 1
+        try:
+            print(f"connection {n}: " + (squat_relay(agent, a) if a.mode == "relay" else squat_refuse(agent, a)),
+                  flush=True)
+        except OSError as e:
+            print(f"connection {n}: {e}", flush=True)
+        agent.close()
+
+
+def squat_refuse(agent, a):
+    agent.sendall(f"CHALLENGE version=3 protocol={FIRST_SEALED_PROTOCOL} release=0.4.0 run={a.run} "
+                  f"nonce={secrets.token_hex(32)}\n".encode())
+    answer = read_line(agent, 5)
+    agent.sendall(b"REFUSED reason=node%20not%20in%20this%20step\n")
+    return f"answered {answer.split(' ')[0]} with REFUSED; then {read_line(agent, 5)}"
+
+
+def squat_relay(agent, a):
+    for target in a.to.split(","):
+        host, port = target.rsplit(":", 1)
+        try:
+            node0 = connect(host, int(port), timeout=2)
+        except OSError:
+            continue
+        challenge_line = read_line(node0, 2)
+        if f" run={a.run} " not in challenge_line:
+            node0.close()
+            continue
+        agent.sendall(challenge_line.encode() + b"\n")
+        agent.sendall(b"START attempt=0 master_addr=10.99.99.99 master_port=4444 counts=1 groups=0\n")
+        answer = read_line(agent, 5)
+        node0.sendall(b"STOPPED attempt=0 unhealthy=forged%20by%20the%20squatter\n")
+        node0.sendall(answer.encode() + b"\n")
+        said = read_line(node0, 5)
+        agent.sendall(said.encode() + b"\n")
+        node0.close()
+        return f"relayed to {target}: agent said {answer.split(' ')[0]}, node 0 said {said[:40]}; " \
+               f"then the agent: {read_line(agent, 5)}"
+    return "no rendezvous of the run behind any --to"
 
 
 def cmd_stream(a):
@@ -295,8 +370,15 @@ def main():
     r.add_argument("host_b")
     r.add_argument("port_b", type=int)
     r.add_argument("node", type=int)
+    q = sub.add_parser("squat")
+    q.add_argument("port", type=int)
+    q.add_argument("run")
+    q.add_argument("--mode", choices=("refuse", "relay"), required=True)
+    q.add_argument("--to", default="")
+    q.add_argument("--seconds", type=float, default=60)
     a = p.parse_args()
-    {"malformed": cmd_malformed, "flood": cmd_flood, "stream": cmd_stream, "replay": cmd_replay}[a.cmd](a)
+    {"malformed": cmd_malformed, "flood": cmd_flood, "stream": cmd_stream, "replay": cmd_replay,
+     "squat": cmd_squat}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -72,6 +72,7 @@ Suite* trainer_cnn_suite();
 Suite* trainer_dist_suite();
 Suite* trainer_resume_suite();
 Suite* rdzv_protocol_suite();
+Suite* rdzv_auth_suite();
 Suite* rdzv_messages_suite();
 Suite* progress_file_suite();
 Suite* bad_node_report_suite();

@@ -386,6 +386,7 @@ class Peer {
     ck_assert_int_eq(::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
   }
   void connect(std::uint16_t port) {
+    port_ = port;
     sockaddr_in to{};
     to.sin_family = AF_INET;
     to.sin_port = htons(port);
@@ -393,14 +394,37 @@ class Peer {
     const int rc = ::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof to);
     ck_assert(rc == 0 || errno == EINPROGRESS);
   }
-  explicit Peer(int accepted_fd) : fd_(accepted_fd) {}
+  // A connection accepted by a test's listener: port() is the listener's.
+  explicit Peer(int accepted_fd) : fd_(accepted_fd) {
+    sockaddr_in local{};
+    socklen_t len = sizeof local;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len);
+    port_ = ntohs(local.sin_port);
+  }
+  // The coordinator's port (connected to, or listened on).
+  std::uint16_t port() const { return port_; }
+  // The handshake is done: lines are sealed out and opened in from here on,
+  // as `side` does it (rdzv_auth.hpp).
+  void seal(const std::string& key, rdzv::Seal::Side side) { seal_.emplace(key, side); }
   ~Peer() {
     if (fd_ >= 0) ::close(fd_);
   }
   Peer(const Peer&) = delete;
   Peer& operator=(const Peer&) = delete;
 
-  void send(const std::string& bytes) {
+  void send_raw(const std::string& bytes) {
+    auto saved = std::move(seal_);
+    seal_.reset();
+    send(bytes);
+    seal_ = std::move(saved);
+  }
+  void send(const std::string& text) {
+    std::string bytes = text;
+    if (seal_) {  // each line sealed
+      bytes.clear();
+      for (std::size_t at = 0, nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+        bytes += seal_->close(std::string_view(text).substr(at, nl - at)) + "\n";
+    }
     std::size_t off = 0;
     while (off < bytes.size()) {
       const ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
@@ -422,7 +446,9 @@ class Peer {
       if (const auto nl = buf_.find('\n'); nl != std::string::npos) {
         auto l = buf_.substr(0, nl);
         buf_.erase(0, nl + 1);
-        return l;
+        if (!seal_) return l;
+        auto opened = seal_->open(l);
+        return opened ? *opened : "<unopened: " + opened.error() + ">";
       }
       if (eof_) return "<eof>";
       char chunk[4096];
@@ -457,8 +483,10 @@ class Peer {
 
  private:
   int fd_ = -1;
+  std::uint16_t port_ = 0;
   std::string buf_;
   bool eof_ = false;
+  std::optional<rdzv::Seal> seal_;
 };
 
 // A listening socket standing in for node 0's coordinator, for the client's tests.
@@ -481,7 +509,7 @@ class FakeCoordinator {
   std::uint16_t port() const { return port_; }
   // Node 1's agent of step `run`, on its way here; what it gives up with (the
   // message of its on_lost) lands in the string returned.
-  std::shared_ptr<std::string> client(Rig& rig, const std::string& run) {
+  std::shared_ptr<std::string> client(Rig& rig, const std::string& run, milliseconds rdzv_timeout = milliseconds(60000)) {
     auto lost = std::make_shared<std::string>();
     agent::ClientConfig cfg;
     cfg.run_id = run;
@@ -489,6 +517,7 @@ class FakeCoordinator {
     cfg.node_rank = 1;
     cfg.coordinator_addr = "127.0.0.1";
     cfg.coordinator_ports = {port_};
+    cfg.rdzv_timeout = rdzv_timeout;
     rig.clients
         .emplace_back(rig.loop, cfg,
                       agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
@@ -513,11 +542,20 @@ class FakeCoordinator {
   std::uint16_t port_ = 0;
 };
 
-// A RESPONSE line as an agent for `node` writes it, for the challenge `snonce`.
-std::string response(const std::string& secret, const std::string& run, std::uint32_t node, const std::string& snonce,
-                     std::uint32_t version = rdzv::kProtocolVersion) {
+// What a handshake on `p` binds (node 0 at 127.0.0.1, p's port).
+// (Views: the strings must outlive the facts.)
+rdzv::HandshakeFacts facts(const Peer& p, std::string_view secret, std::string_view run, std::uint32_t node,
+                           std::string_view snonce, std::string_view cnonce) {
+  return {secret, run, node, snonce, cnonce, {"127.0.0.1", p.port()}};
+}
+
+// A RESPONSE line as an agent for `node` writes it on `p`, for the challenge
+// `snonce` (an older agent's: `version`, in the older proof).
+std::string response(const Peer& p, const std::string& secret, const std::string& run, std::uint32_t node,
+                     const std::string& snonce, std::uint32_t version = rdzv::kProtocolVersion) {
   const auto cnonce = rdzv::random_hex(rdzv::kNonceBytes);
-  const auto mac = rdzv::client_mac(secret, run, node, snonce, cnonce);
+  const auto mac = version == rdzv::kProtocolVersion ? rdzv::client_proof(facts(p, secret, run, node, snonce, cnonce))
+                                                     : rdzv::client_mac(secret, run, node, snonce, cnonce);
   return rdzv::encode(rdzv::Response{node, cnonce, mac, version, "9.9.9"}.to_message());
 }
 
@@ -527,14 +565,18 @@ std::string cause_of(const agent::Coordinator& c) {
   return describe(*c.verdict()->cause);
 }
 
-// Whether `line` is a WELCOME whose MAC proves `secret` for that RESPONSE.
-bool welcomed(const std::string& line, const std::string& secret, const std::string& run, std::uint32_t node,
+// Whether `line` is a WELCOME whose proof is node 0's for that RESPONSE on
+// `p`; if so, `p` is sealed from here on, as the agent's side.
+bool welcomed(Peer& p, const std::string& line, const std::string& secret, const std::string& run, std::uint32_t node,
               const std::string& snonce, const std::string& response_line) {
   const auto w = rdzv::decode(line);
   const auto r = rdzv::decode(response_line.substr(0, response_line.size() - 1));
-  return w.ok() && r.ok() && w->verb == "WELCOME" &&
-         rdzv::mac_equal(w->get("mac").value_or(""),
-                         rdzv::server_mac(secret, run, node, snonce, r->get("cnonce").value_or("")));
+  if (!w.ok() || !r.ok() || w->verb != "WELCOME") return false;
+  const auto cnonce = r->get("cnonce").value_or("");
+  const auto f = facts(p, secret, run, node, snonce, cnonce);
+  if (!rdzv::mac_equal(w->get("mac").value_or(""), rdzv::server_proof(f))) return false;
+  p.seal(rdzv::session_key(f), rdzv::Seal::Side::Agent);
+  return true;
 }
 
 constexpr auto kRefused = "REFUSED reason=authentication%20failed";
@@ -547,7 +589,7 @@ START_TEST(a_response_from_another_job_is_refused) {
   // Job A's agent for node 1 answers A's challenge; the line is recorded...
   Peer to_a(a.port());
   const auto sa = to_a.challenge(rig, "100.0");
-  const auto recorded = response(kSecretA, "100.0", 1, sa);
+  const auto recorded = response(to_a, kSecretA, "100.0", 1, sa);
   // ... and replayed to job B: refused, and that connection closed.
   Peer replay(b.port());
   replay.challenge(rig, "200.0");
@@ -558,19 +600,19 @@ START_TEST(a_response_from_another_job_is_refused) {
   for (const std::string run : {"100.0", "200.0"}) {
     Peer other(b.port());
     const auto sb = other.challenge(rig, "200.0");
-    other.send(response(kSecretA, run, 1, sb));
+    other.send(response(other, kSecretA, run, 1, sb));
     CK_STR_EQ(other.line(rig), kRefused);
     CK_STR_EQ(other.line(rig), "<eof>");
   }
   // The recorded line was genuine: job A welcomes it.
   to_a.send(recorded);
-  ck_assert(welcomed(to_a.line(rig), kSecretA, "100.0", 1, sa, recorded));
+  ck_assert(welcomed(to_a, to_a.line(rig), kSecretA, "100.0", 1, sa, recorded));
   // And job B's real node 1 still gets in.
   Peer real_b(b.port());
   const auto sb = real_b.challenge(rig, "200.0");
-  const auto genuine = response(kSecretB, "200.0", 1, sb);
+  const auto genuine = response(real_b, kSecretB, "200.0", 1, sb);
   real_b.send(genuine);
-  ck_assert(welcomed(real_b.line(rig), kSecretB, "200.0", 1, sb, genuine));
+  ck_assert(welcomed(real_b, real_b.line(rig), kSecretB, "200.0", 1, sb, genuine));
   ck_assert_uint_eq(b.pending_peers(), 0);
 }
 END_TEST
@@ -584,7 +626,7 @@ START_TEST(a_response_replayed_on_a_new_connection_is_refused) {
   {
     Peer first(a.port());
     s1 = first.challenge(rig, "100.0");
-    recorded = response(kSecretA, "100.0", 1, s1);
+    recorded = response(first, kSecretA, "100.0", 1, s1);
   }
   Peer second(a.port());
   const auto s2 = second.challenge(rig, "100.0");
@@ -596,9 +638,9 @@ START_TEST(a_response_replayed_on_a_new_connection_is_refused) {
   // refused for its MAC, before the node's state is even looked at.
   Peer real2(a.port());
   const auto s3 = real2.challenge(rig, "100.0");
-  const auto r3 = response(kSecretA, "100.0", 2, s3);
+  const auto r3 = response(real2, kSecretA, "100.0", 2, s3);
   real2.send(r3);
-  ck_assert(welcomed(real2.line(rig), kSecretA, "100.0", 2, s3, r3));
+  ck_assert(welcomed(real2, real2.line(rig), kSecretA, "100.0", 2, s3, r3));
   Peer replay(a.port());
   replay.challenge(rig, "100.0");
   replay.send(r3);
@@ -606,9 +648,9 @@ START_TEST(a_response_replayed_on_a_new_connection_is_refused) {
   // Node 1's slot is still free for the real node 1.
   Peer real1(a.port());
   const auto s4 = real1.challenge(rig, "100.0");
-  const auto r4 = response(kSecretA, "100.0", 1, s4);
+  const auto r4 = response(real1, kSecretA, "100.0", 1, s4);
   real1.send(r4);
-  ck_assert(welcomed(real1.line(rig), kSecretA, "100.0", 1, s4, r4));
+  ck_assert(welcomed(real1, real1.line(rig), kSecretA, "100.0", 1, s4, r4));
   rig.pump(milliseconds(50));
   ck_assert_uint_eq(a.open_peers(), 2);
 }
@@ -616,47 +658,48 @@ END_TEST
 
 // A fake coordinator records the WELCOME of one connection, cuts it before
 // the agent reads it, and replays it on the agent's next connection: the agent
-// does not join, and looks on (until a CHALLENGE names its run, a port may be
-// anything's). A second CHALLENGE on one connection ends the agent's search.
+// does not join, and looks on (until node 0 has proved itself, a port may be
+// anything's). A second CHALLENGE on one connection is passed by too: no
+// second proof for the asking.
 START_TEST(the_client_refuses_a_welcome_replayed_on_a_new_connection) {
   quiet();
   Rig rig;
   FakeCoordinator listener;
   const auto accept_one = [&] { return listener.accept(rig); };
-  for (const bool second_challenge : {true, false}) {
-    const auto lost = listener.client(rig, "100.0");  // outlives this iteration with the client
-    const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
-    auto challenge = rdzv::Challenge{rdzv::kProtocolVersion, "test", "100.0", snonce}.to_message();
-    std::string welcome;
-    {
-      Peer first(accept_one());
-      first.send(rdzv::encode(challenge));
-      const auto r = rdzv::decode(first.line(rig));
-      ck_assert(r.ok() && r->verb == "RESPONSE");
-      welcome = rdzv::encode(
-          rdzv::Welcome{rdzv::server_mac(kSecretA, "100.0", 1, snonce, r->get("cnonce").value_or(""))}.to_message());
-      if (second_challenge) {
-        // Another challenge on the same connection: no second MAC for the asking.
-        challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
-        first.send(rdzv::encode(challenge));
-        CK_STR_EQ(first.line(rig), "<eof>");
-        CK_CONTAINS(*lost, "a second CHALLENGE");
-        continue;
-      }
-    }  // cut: the agent never read the WELCOME
-    Peer again(accept_one());
-    again.send(welcome);
-    CK_STR_EQ(again.line(rig), "<eof>");  // no JOIN: the agent left this impostor
-    ck_assert(lost->empty());
-    Peer third(accept_one());  // and came back to look again
-    // Replayed after a CHALLENGE of this run: its MAC binds other nonces.
-    challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
-    third.send(rdzv::encode(challenge));
-    ck_assert(rdzv::decode(third.line(rig))->verb == "RESPONSE");
-    third.send(welcome);
-    CK_STR_EQ(third.line(rig), "<eof>");
-    CK_CONTAINS(*lost, "is not this step's rendezvous");
-  }
+  const auto lost = listener.client(rig, "100.0");
+  const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
+  auto challenge = rdzv::Challenge{rdzv::kProtocolVersion, "test", "100.0", snonce}.to_message();
+  std::string welcome;
+  {
+    Peer first(accept_one());
+    first.send(rdzv::encode(challenge));
+    const auto r = rdzv::decode(first.line(rig));
+    ck_assert(r.ok() && r->verb == "RESPONSE");
+    welcome = rdzv::encode(rdzv::Welcome{rdzv::server_proof(
+                                             facts(first, kSecretA, "100.0", 1, snonce, r->get("cnonce").value_or("")))}
+                               .to_message());
+  }  // cut: the agent never read the WELCOME
+  Peer again(accept_one());
+  again.send(welcome);
+  CK_STR_EQ(again.line(rig), "<eof>");  // no JOIN: the agent left this impostor
+  ck_assert(lost->empty());
+  Peer third(accept_one());  // and came back to look again
+  // Replayed after a CHALLENGE of this run: its proof binds other nonces.
+  challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
+  third.send(rdzv::encode(challenge));
+  ck_assert(rdzv::decode(third.line(rig))->verb == "RESPONSE");
+  third.send(welcome);
+  CK_STR_EQ(third.line(rig), "<eof>");
+  ck_assert(lost->empty());
+  Peer fourth(accept_one());
+  challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
+  fourth.send(rdzv::encode(challenge));
+  ck_assert(rdzv::decode(fourth.line(rig))->verb == "RESPONSE");
+  challenge.set("nonce", rdzv::random_hex(rdzv::kNonceBytes));
+  fourth.send(rdzv::encode(challenge));  // a second one on the same connection
+  CK_STR_EQ(fourth.line(rig), "<eof>");
+  ck_assert(lost->empty());
+  Peer fifth(accept_one());  // looking on still
 }
 END_TEST
 
@@ -669,7 +712,7 @@ START_TEST(a_node_of_another_version_ends_the_rendezvous_naming_both) {
   auto& c = rig.coordinator("300.0", kSecretA, 2);
   Peer old(c.port());
   const auto s = old.challenge(rig, "300.0");
-  old.send(response(kSecretA, "300.0", 1, s, rdzv::kProtocolVersion - 1));
+  old.send(response(old, kSecretA, "300.0", 1, s, rdzv::kProtocolVersion - 1));
   CK_CONTAINS(old.line(rig), "REFUSED reason=node%201%20%28from%20127.0.0.1%29%20runs%20slurm-ddp%209.9.9");
   CK_STR_EQ(old.line(rig), "<eof>");
   for (int i = 0; i < 100 && !c.verdict(); ++i) rig.turn();
@@ -680,31 +723,139 @@ START_TEST(a_node_of_another_version_ends_the_rendezvous_naming_both) {
 END_TEST
 
 // The agent's side: a coordinator of another version still gets its
-// RESPONSE (naming its version); a refusal is passed on, and a coordinator
-// that welcomes it anyway (an older release) is left, naming both versions.
+// RESPONSE, in the older proof over a marked nonce (so an older node 0 can
+// name both releases); whatever it answers, the agent cannot tell it from a
+// stranger posing as one, so it looks on, and its message at the rendezvous
+// timeout names the other release.
 START_TEST(the_client_answers_another_version_and_names_both) {
   quiet();
   Rig rig;
   FakeCoordinator listener;
   for (const bool refuse : {true, false}) {
-    const auto lost = listener.client(rig, "400.0");
+    const auto lost = listener.client(rig, "400.0", milliseconds(1500));
     Peer coordinator(listener.accept(rig));
     const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
     coordinator.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion + 1, "9.9.9", "400.0", snonce}.to_message()));
     const auto r = rdzv::Response::from_message(*rdzv::decode(coordinator.line(rig)));
     ck_assert(r.ok() && r->version == rdzv::kProtocolVersion);
-    if (refuse) {
+    ck_assert(rdzv::is_marked(r->cnonce));
+    ck_assert(rdzv::mac_equal(r->mac, rdzv::client_mac(kSecretA, "400.0", 1, snonce, r->cnonce)));
+    if (refuse)
       coordinator.send(rdzv::encode(rdzv::Refused{"node 1 runs another release"}.to_message()));
-      for (int i = 0; i < 100 && lost->empty(); ++i) rig.turn();
-      CK_STR_EQ(*lost, "the rendezvous refused this node: node 1 runs another release");
+    else
+      coordinator.send(rdzv::encode(rdzv::Welcome{rdzv::server_mac(kSecretA, "400.0", 1, snonce, r->cnonce)}.to_message()));
+    CK_STR_EQ(coordinator.line(rig), "<eof>");  // no JOIN
+    ck_assert(lost->empty());
+    Peer back(listener.accept(rig));  // it looks on, until its rendezvous timeout
+    const auto until = Clock::now() + milliseconds(3000);
+    while (lost->empty() && Clock::now() < until) rig.turn();
+    CK_CONTAINS(*lost, "says it runs slurm-ddp 9.9.9 (protocol " + std::to_string(rdzv::kProtocolVersion + 1) +
+                           "), this node slurm-ddp ");
+    CK_CONTAINS(*lost, "install the same slurm-ddp release on every node");
+  }
+}
+END_TEST
+
+// The proofs bind node 0's address and port: a RESPONSE made for another
+// port (a relay from a port a stranger squats) or another address never
+// verifies, whatever else it gets right.
+START_TEST(a_proof_made_for_another_port_or_address_is_refused) {
+  quiet();
+  Rig rig;
+  auto& a = rig.coordinator("100.0", kSecretA, 2);
+  for (const rdzv::Endpoint& elsewhere : {rdzv::Endpoint{"127.0.0.1", std::uint16_t(a.port() + 1)},
+                                         rdzv::Endpoint{"127.0.0.2", a.port()}}) {
+    Peer relay(a.port());
+    const auto s = relay.challenge(rig, "100.0");
+    const auto cnonce = rdzv::random_hex(rdzv::kNonceBytes);
+    const auto mac = rdzv::client_proof({kSecretA, "100.0", 1, s, cnonce, elsewhere});
+    relay.send(rdzv::encode(rdzv::Response{1, cnonce, mac, rdzv::kProtocolVersion, "9.9.9"}.to_message()));
+    CK_STR_EQ(relay.line(rig), kRefused);
+    CK_STR_EQ(relay.line(rig), "<eof>");
+  }
+  Peer real(a.port());
+  const auto s = real.challenge(rig, "100.0");
+  const auto r = response(real, kSecretA, "100.0", 1, s);
+  real.send(r);
+  ck_assert(welcomed(real, real.line(rig), kSecretA, "100.0", 1, s, r));
+}
+END_TEST
+
+// A stranger posing as an older rendezvous gets this release's agent's
+// answer in the older proof and relays it to node 0 as an older agent's:
+// the marked nonce gives it away. Refused, named, and the step goes on.
+START_TEST(a_relayed_answer_to_an_older_challenge_does_not_end_the_step) {
+  std::ostringstream log;
+  auto saved = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
+  logger->set_pattern("%v");
+  spdlog::set_default_logger(logger);
+  {
+    Rig rig;
+    auto& a = rig.coordinator("100.0", kSecretA, 2);
+    Peer relay(a.port());
+    const auto s = relay.challenge(rig, "100.0");
+    const auto cnonce = rdzv::marked_client_nonce();
+    const auto mac = rdzv::client_mac(kSecretA, "100.0", 1, s, cnonce);  // what the agent answered elsewhere
+    relay.send(rdzv::encode(rdzv::Response{1, cnonce, mac, rdzv::kProtocolVersion - 1, "0.3.0"}.to_message()));
+    CK_STR_EQ(relay.line(rig), "<eof>");
+    rig.pump(milliseconds(100));
+    ck_assert(!a.verdict());  // no "node 1 runs another release"
+    Peer real(a.port());
+    const auto s2 = real.challenge(rig, "100.0");
+    const auto r = response(real, kSecretA, "100.0", 1, s2);
+    real.send(r);
+    ck_assert(welcomed(real, real.line(rig), kSecretA, "100.0", 1, s2, r));
+    rig.pump(milliseconds(50));
+  }
+  spdlog::set_default_logger(saved);
+  quiet();
+  CK_CONTAINS(log.str(), "it relayed node 1's answer to another port's challenge");
+}
+END_TEST
+
+// Another user's process holds the first candidate port and answers as a
+// rendezvous would, up to a refusal without node 0's proof; or it relays to
+// node 0's real port and adds lines of its own. The agent passes it by and
+// joins node 0 at the next port: one port's cost, no more.
+START_TEST(a_squatter_on_the_first_port_costs_the_agent_one_port) {
+  quiet();
+  for (const bool relay : {false, true}) {
+    Rig rig;
+    auto& c = rig.coordinator("sq.0", kSecretA, 2);
+    FakeCoordinator squatter;
+    auto lost = std::make_shared<std::string>();
+    agent::ClientConfig cfg;
+    cfg.run_id = "sq.0";
+    cfg.secret = kSecretA;
+    cfg.node_rank = 1;
+    cfg.coordinator_addr = "127.0.0.1";
+    cfg.coordinator_ports = {squatter.port(), c.port()};
+    rig.clients
+        .emplace_back(rig.loop, cfg,
+                      agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
+                                                [lost](const std::string& why) { *lost = why; },
+                                                [](const rdzv::Order&) {}})
+        .begin();
+    Peer victim(squatter.accept(rig));
+    if (!relay) {
+      victim.send(rdzv::encode(
+          rdzv::Challenge{rdzv::kProtocolVersion, "0.4.0", "sq.0", rdzv::random_hex(rdzv::kNonceBytes)}.to_message()));
+      CK_STR_EQ(victim.line(rig).substr(0, 8), "RESPONSE");
+      victim.send(rdzv::encode(rdzv::Refused{"node 1 is not in this step"}.to_message()));
     } else {
-      const auto mac = rdzv::server_mac(kSecretA, "400.0", 1, snonce, r->cnonce);
-      coordinator.send(rdzv::encode(rdzv::Welcome{mac}.to_message()));
-      CK_STR_EQ(coordinator.line(rig), "<eof>");  // no JOIN
-      CK_CONTAINS(*lost, "the rendezvous on node 0 runs slurm-ddp 9.9.9 (protocol " +
-                             std::to_string(rdzv::kProtocolVersion + 1) + "), this agent slurm-ddp ");
-      CK_CONTAINS(*lost, "install the same slurm-ddp release on every node");
+      Peer node0(c.port());
+      victim.send(node0.line(rig) + "\n");  // the real CHALLENGE
+      node0.send(victim.line(rig) + "\n");  // the agent's RESPONSE, made for the squatter's port
+      const auto answer = node0.line(rig);
+      CK_STR_EQ(answer, kRefused);
+      victim.send(answer + "\n");
+      victim.send("START attempt=0 master_addr=10.9.9.9 master_port=4444\n");
     }
+    CK_STR_EQ(victim.line(rig), "<eof>");
+    for (int i = 0; i < 500 && c.open_peers() == 0; ++i) rig.turn();
+    ck_assert_uint_eq(c.open_peers(), 1);  // node 1 is in, at the real port
+    ck_assert(lost->empty());
   }
 }
 END_TEST
@@ -715,9 +866,9 @@ START_TEST(malformed_input_closes_only_that_connection) {
   auto& a = rig.coordinator("100.0", kSecretA, 2);
   Peer agent1(a.port());
   const auto s = agent1.challenge(rig, "100.0");
-  const auto r = response(kSecretA, "100.0", 1, s);
+  const auto r = response(agent1, kSecretA, "100.0", 1, s);
   agent1.send(r);
-  ck_assert(welcomed(agent1.line(rig), kSecretA, "100.0", 1, s, r));
+  ck_assert(welcomed(agent1, agent1.line(rig), kSecretA, "100.0", 1, s, r));
   std::string fields = "RESPONSE";
   for (int i = 0; i < 65; ++i) fields += " k" + std::to_string(i) + "=1";
   const std::string attacks[] = {
@@ -771,9 +922,9 @@ START_TEST(idle_connections_time_out_and_the_oldest_are_shed) {
   // The real node 1 from another address gets in: the busiest address pays.
   Peer node1(a.port(), "127.0.0.1");
   const auto s1 = node1.challenge(rig, "100.0");
-  const auto r1 = response(kSecretA, "100.0", 1, s1);
+  const auto r1 = response(node1, kSecretA, "100.0", 1, s1);
   node1.send(r1);
-  ck_assert(welcomed(node1.line(rig), kSecretA, "100.0", 1, s1, r1));
+  ck_assert(welcomed(node1, node1.line(rig), kSecretA, "100.0", 1, s1, r1));
   ck_assert(idle.front().closed_within(rig, milliseconds(1000)));
   idle.pop_front();
   // From one address only, the oldest goes: node 2 connecting after a flood
@@ -782,9 +933,9 @@ START_TEST(idle_connections_time_out_and_the_oldest_are_shed) {
   for (int i = 0; i < 8; ++i) same.emplace_back(a.port(), "127.0.0.3").challenge(rig, "100.0");
   Peer node2(a.port(), "127.0.0.3");
   const auto s2 = node2.challenge(rig, "100.0");
-  const auto r2 = response(kSecretA, "100.0", 2, s2);
+  const auto r2 = response(node2, kSecretA, "100.0", 2, s2);
   node2.send(r2);
-  ck_assert(welcomed(node2.line(rig), kSecretA, "100.0", 2, s2, r2));
+  ck_assert(welcomed(node2, node2.line(rig), kSecretA, "100.0", 2, s2, r2));
   ck_assert_uint_le(a.pending_peers(), 8);
   // Every idle one is cut at the handshake timeout; the agents stay.
   for (auto* group : {&idle, &same})
@@ -867,9 +1018,9 @@ START_TEST(out_of_descriptors_the_oldest_stranger_is_shed) {
   ck_assert(strangers.front().closed_within(rig, milliseconds(2000)));  // shed
   node1.connect(a.port());
   const auto s = node1.challenge(rig, "100.0");
-  const auto r = response(kSecretA, "100.0", 1, s);
+  const auto r = response(node1, kSecretA, "100.0", 1, s);
   node1.send(r);
-  ck_assert(welcomed(node1.line(rig), kSecretA, "100.0", 1, s, r));
+  ck_assert(welcomed(node1, node1.line(rig), kSecretA, "100.0", 1, s, r));
   ck_assert_int_eq(::setrlimit(RLIMIT_NOFILE, &saved), 0);
 }
 END_TEST
@@ -917,8 +1068,10 @@ struct FakeNodes {
             std::uint32_t n, const std::string& layout = "") {
     for (std::uint32_t node = 0; node < n; ++node) {
       auto& p = *peers.emplace_back(std::make_unique<Peer>(coordinator.port()));
-      p.send(response(secret, run, node, p.challenge(rig, run)));
-      ck_assert(p.line(rig).rfind("WELCOME", 0) == 0);
+      const auto snonce = p.challenge(rig, run);
+      const auto r = response(p, secret, run, node, snonce);
+      p.send(r);
+      ck_assert(welcomed(p, p.line(rig), secret, run, node, snonce, r));
       p.send(rdzv::encode(rdzv::Join{2, {}, "n" + std::to_string(node), "10.0.0." + std::to_string(node), ""}.to_message()));
     }
     for (auto& p : peers) {
@@ -1265,6 +1418,43 @@ START_TEST(heartbeats_slow_down_with_the_nodes_but_three_fit_the_timeout) {
 }
 END_TEST
 
+// After the handshake every line is sealed: an unsealed STOPPED naming the
+// node unhealthy, a forged one, and a replay of the node's own sealed line
+// are dropped and named in node 0's log; the node stays in, and its real
+// lines that follow still count.
+START_TEST(lines_that_do_not_open_are_dropped_and_named) {
+  std::ostringstream log;
+  auto saved = spdlog::default_logger();
+  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
+  logger->set_pattern("%v");
+  spdlog::set_default_logger(logger);
+  {
+    Rig rig;
+    auto& c = rig.coordinator("in.0", kSecretA, 2);
+    FakeNodes nodes(rig, c, "in.0", kSecretA, 2);
+    auto& node1 = *nodes.peers[1];
+    const std::string forged = "STOPPED attempt=0 unhealthy=injected";
+    node1.send_raw(forged + "\n");                                         // no seal
+    node1.send_raw(forged + " seq=2 mac=" + std::string(64, '0') + "\n");  // a made-up one
+    rdzv::Seal other(std::string(64, 'f'), rdzv::Seal::Side::Agent);       // another session's key
+    node1.send_raw(other.close(forged) + "\n");
+    rig.pump(milliseconds(300));
+    ck_assert(!c.verdict());
+    CK_STR_EQ(FakeNodes::next(rig, *nodes.peers[0], milliseconds(500)), "<timeout>");  // no STOP
+    node1.send(rdzv::encode(rdzv::Finished{0}.to_message()));  // the real line after them opens
+    nodes.peers[0]->send(rdzv::encode(rdzv::Finished{0}.to_message()));
+    for (int i = 0; i < 200 && !c.verdict(); ++i) rig.turn();
+    ck_assert(c.verdict() && c.verdict()->exit_code() == 0);
+  }
+  spdlog::set_default_logger(saved);
+  quiet();
+  const auto text = log.str();
+  CK_CONTAINS(text, "rendezvous: dropped a message from node 1 (127.0.0.1:");
+  CK_CONTAINS(text, "a message without its seal: 'STOPPED attempt=0 unhealthy=injected'");
+  CK_CONTAINS(text, "whose seal does not verify (forged or altered on the way)");
+}
+END_TEST
+
 // Any message counts as a heartbeat (heartbeat.hpp), so node 0 sends one to
 // a node only once it has sent it nothing for an interval, each node on its
 // own schedule: one welcomed 600 ms after another hears its first heartbeat
@@ -1274,9 +1464,9 @@ START_TEST(node_0_heartbeats_each_node_an_interval_after_its_last_message) {
   auto& a = rig.coordinator("hb.0", kSecretA, 3);  // three nodes: no START while two are in
   const auto admit = [&](Peer& p, std::uint32_t node) {
     const auto s = p.challenge(rig, "hb.0");
-    const auto r = response(kSecretA, "hb.0", node, s);
+    const auto r = response(p, kSecretA, "hb.0", node, s);
     p.send(r);
-    ck_assert(welcomed(p.line(rig), kSecretA, "hb.0", node, s, r));
+    ck_assert(welcomed(p, p.line(rig), kSecretA, "hb.0", node, s, r));
   };
   Peer first(a.port()), second(a.port());
   admit(first, 1);
@@ -1301,7 +1491,9 @@ START_TEST(an_agent_heartbeats_only_when_it_has_said_nothing_else) {
   const auto r = rdzv::decode(node0.line(rig));
   ck_assert(r.ok() && r->verb == "RESPONSE");
   const auto cnonce = r->get("cnonce").value_or("");
-  node0.send(rdzv::encode(rdzv::Welcome{rdzv::server_mac(kSecretA, "hb.1", 1, snonce, cnonce)}.to_message()));
+  const auto f = facts(node0, kSecretA, "hb.1", 1, snonce, cnonce);
+  node0.send(rdzv::encode(rdzv::Welcome{rdzv::server_proof(f)}.to_message()));
+  node0.seal(rdzv::session_key(f), rdzv::Seal::Side::Node0);
   CK_STR_EQ(node0.line(rig).substr(0, 4), "JOIN");
   for (int i = 0; i < 6; ++i) {  // 2.4 s: two heartbeats and more, were they sent every second regardless
     rig.clients.back().report_load(rdzv::Load{0, 400, {100}, {0}, std::nullopt});
@@ -1327,8 +1519,9 @@ START_TEST(a_node_slow_in_both_gemms_is_checked_once_more_before_it_is_named) {
     for (std::uint32_t n = 0; n < 4; ++n) {
       auto& p = *nodes.emplace_back(std::make_unique<Peer>(c.port()));
       const auto s = p.challenge(rig, "pf.0");
-      p.send(response(kSecretA, "pf.0", n, s));
-      ck_assert(p.line(rig).rfind("WELCOME", 0) == 0);
+      const auto r = response(p, kSecretA, "pf.0", n, s);
+      p.send(r);
+      ck_assert(welcomed(p, p.line(rig), kSecretA, "pf.0", n, s, r));
       const auto id = std::to_string(n);
       p.send(
           rdzv::encode(rdzv::Join{1, {}, "n" + id, "10.0.0." + id, ""}.to_message()));  // no check port: no transfers
@@ -1363,6 +1556,10 @@ Suite* agent_suite() {
                      the_client_refuses_a_welcome_replayed_on_a_new_connection,
                      a_node_of_another_version_ends_the_rendezvous_naming_both,
                      the_client_answers_another_version_and_names_both,
+                     a_proof_made_for_another_port_or_address_is_refused,
+                     a_relayed_answer_to_an_older_challenge_does_not_end_the_step,
+                     lines_that_do_not_open_are_dropped_and_named,
+                     a_squatter_on_the_first_port_costs_the_agent_one_port,
                      malformed_input_closes_only_that_connection,
                      idle_connections_time_out_and_the_oldest_are_shed,
                      one_connection_per_address_is_given_time_to_answer,

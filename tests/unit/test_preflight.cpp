@@ -17,6 +17,7 @@
 
 #include "node/duties/preflight_checks.hpp"
 #include "node/duties/check_sink.hpp"
+#include "ddp/wire/rdzv_auth.hpp"
 #include "job/preflight.hpp"
 #include "suites.hpp"
 
@@ -232,7 +233,7 @@ START_TEST(a_check_that_comes_while_one_runs_waits_for_it) {
   }
   ck_assert_int_eq(::chmod(helper.c_str(), 0755), 0);
   EventLoop loop;
-  PreflightChecks checks(loop, helper);
+  PreflightChecks checks(loop, helper, std::string(64, 'e'), "pf.1");
   const std::string token(32, 'd');
   ck_assert(!checks.start(rdzv::CheckCompute{300}));
   ck_assert(!checks.start(rdzv::CheckNetwork{"127.0.0.1", 9, token, 50}));  // waits
@@ -251,18 +252,26 @@ START_TEST(a_check_that_comes_while_one_runs_waits_for_it) {
 }
 END_TEST
 
-// Every node's check sink answers every transfer that sent a token, however
-// short (a starved sender's one read; none at all), and drops a line that is
-// not one, so node 0 never waits out a turn.
+const std::string kSinkSecret(64, 's');
+
+// A transfer's head line, as node 0's token and the sender's proof make it.
+std::string head(const std::string& token) { return rdzv::transfer_head(kSinkSecret, "ck.0", token); }
+
+// Every node's check sink answers every transfer that proved its head,
+// however short (a starved sender's one read; none at all), and drops a
+// line that is not one (a bare token, another step's proof, junk), so node 0
+// never waits out a turn and a stranger never counts.
 START_TEST(the_check_sink_answers_every_transfer) {
   EventLoop loop;
-  CheckSink sink(loop);
+  CheckSink sink(loop, kSinkSecret, "ck.0");
   ck_assert(sink.listen(0).ok());
   ck_assert_uint_gt(sink.port(), 0);
-  const std::string a(32, 'a'), b(32, 'b'), c(32, 'c');
-  const int one_read = send_to(sink.port(), a + "\n" + std::string(64 << 10, 'x'));
-  const int no_bytes = send_to(sink.port(), b + "\n");
-  const int stranger = send_to(sink.port(), "GET / HTTP/1.0\r\n\r\n" + std::string(40, ' '));
+  const std::string a(32, 'a'), b(32, 'b'), c(32, 'c'), d(32, 'd'), e(32, 'e');
+  const int one_read = send_to(sink.port(), head(a) + std::string(64 << 10, 'x'));
+  const int no_bytes = send_to(sink.port(), head(b));
+  const int stranger = send_to(sink.port(), "GET / HTTP/1.0\r\n\r\n" + std::string(100, ' '));
+  const int bare = send_to(sink.port(), d + "\n" + std::string(100, 'x'));  // a token without its proof
+  const int other = send_to(sink.port(), rdzv::transfer_head(kSinkSecret, "ck.1", e) + "x");  // another step's
   // And one that comes in two reads, 20 ms apart: timed between them.
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in to{};
@@ -270,7 +279,7 @@ START_TEST(the_check_sink_answers_every_transfer) {
   to.sin_port = htons(sink.port());
   to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   ck_assert_int_eq(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
-  const std::string first = c + "\n" + std::string(1000, 'x'), second(20000, 'y');
+  const std::string first = head(c) + std::string(1000, 'x'), second(20000, 'y');
   ck_assert_int_eq(::send(fd, first.data(), first.size(), MSG_NOSIGNAL), ssize_t(first.size()));
   for (int i = 0; i < 10; ++i) ck_assert(loop.run_once(std::chrono::milliseconds(2)).ok());
   ::usleep(20000);
@@ -279,13 +288,53 @@ START_TEST(the_check_sink_answers_every_transfer) {
   auto all = received_within(loop, sink, 3);
   std::map<std::string, std::optional<double>> by_token;
   for (const auto& r : all) by_token[r.token] = r.mb_per_s;
-  ck_assert_uint_eq(by_token.size(), 3);  // the stranger's line is not a transfer
-  ck_assert(by_token.count(a));         // answered (with a rate only if the token came in a read of its own)
+  ck_assert_uint_eq(by_token.size(), 3);  // the stranger's lines are no transfers
+  ck_assert(by_token.count(a));         // answered (with a rate only if the head came in a read of its own)
   ck_assert(!by_token[b].has_value());  // answered, with no rate
   ck_assert(by_token[c].has_value() && *by_token[c] > 0 && *by_token[c] < 2.0);  // 20 kB in 20 ms or more: 1 MB/s at most
   char rest[8];
-  ck_assert_int_eq(::read(stranger, rest, sizeof rest), 0);  // closed at once
-  for (const int open : {one_read, no_bytes, stranger, fd}) ::close(open);
+  for (const int closed : {stranger, bare, other}) ck_assert_int_eq(::read(closed, rest, sizeof rest), 0);  // at once
+  for (const int open : {one_read, no_bytes, stranger, bare, other, fd}) ::close(open);
+}
+END_TEST
+
+// Strangers' connections, as many as anybody cares to open while a transfer
+// runs, never close it: it is answered with its rate, and the strangers that
+// wait for their head are the ones that go.
+START_TEST(a_flood_of_strangers_never_ends_a_transfer) {
+  EventLoop loop;
+  CheckSink sink(loop, kSinkSecret, "ck.0");
+  ck_assert(sink.listen(0).ok());
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(sink.port());
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const auto open_one = [&] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_eq(::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);
+    return fd;
+  };
+  const std::string token(32, 'f');
+  const int transfer = open_one();
+  const std::string first = head(token) + std::string(1000, 'x');
+  ck_assert_int_eq(::send(transfer, first.data(), first.size(), MSG_NOSIGNAL), ssize_t(first.size()));
+  for (int i = 0; i < 5; ++i) ck_assert(loop.run_once(std::chrono::milliseconds(2)).ok());
+  std::vector<int> strangers;
+  for (int i = 0; i < 4 * int(CheckSink::kMaxWaiting); ++i) {  // idle, then each new one after the last
+    strangers.push_back(open_one());
+    ck_assert(loop.run_once(std::chrono::milliseconds(1)).ok());
+  }
+  const std::string more(20000, 'y');
+  ck_assert_int_eq(::send(transfer, more.data(), more.size(), MSG_NOSIGNAL), ssize_t(more.size()));
+  ::shutdown(transfer, SHUT_WR);
+  const auto all = received_within(loop, sink, 1);
+  ck_assert_uint_eq(all.size(), 1);
+  CK_STR_EQ(all[0].token, token);
+  ck_assert(all[0].mb_per_s.has_value());
+  char rest[8];
+  ck_assert_int_eq(::read(strangers.front(), rest, sizeof rest), 0);  // the oldest strangers went
+  for (const int fd : strangers) ::close(fd);
+  ::close(transfer);
 }
 END_TEST
 
@@ -294,6 +343,7 @@ Suite* preflight_suite() {
       "preflight",
       {nodes_of_one_host_take_turns_and_links_one_at_a_time, a_node_far_below_the_others_is_named,
        healthy_spread_and_too_few_nodes_name_nobody, a_failed_check_is_named_unless_every_node_failed,
-       the_helpers_answer_becomes_checked, the_check_sink_answers_every_transfer, a_slow_link_is_told_from_its_partners,
+       the_helpers_answer_becomes_checked, the_check_sink_answers_every_transfer, a_flood_of_strangers_never_ends_a_transfer,
+       a_slow_link_is_told_from_its_partners,
        a_check_that_comes_while_one_runs_waits_for_it, the_slow_gemms_are_checked_again_one_node_per_host});
 }

@@ -21,7 +21,7 @@ using std::chrono::system_clock;
 
 namespace {
 
-std::string scratch() {
+std::string progress_scratch() {
   char tmpl[] = "/tmp/ddp-progress-test-XXXXXX";
   const char* dir = mkdtemp(tmpl);
   ck_assert_ptr_nonnull(dir);
@@ -45,7 +45,7 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 START_TEST(a_created_file_reads_as_never_touched) {
-  const auto dir = scratch();
+  const auto dir = progress_scratch();
   const auto path = dir + "/progress";
   ck_assert(create_progress_file(path).ok());
   const auto fresh = read_progress(path);
@@ -55,7 +55,7 @@ START_TEST(a_created_file_reads_as_never_touched) {
 END_TEST
 
 START_TEST(a_mark_reads_back_as_its_step_and_a_recent_time) {
-  const auto dir = scratch();
+  const auto dir = progress_scratch();
   const auto path = dir + "/progress";
   ck_assert(create_progress_file(path).ok());
   const ProgressWriter writer(path);
@@ -77,7 +77,7 @@ END_TEST
 // a link another user planted (to a file of the job's user), a FIFO (which
 // would hang an open() that waits for a reader).
 START_TEST(an_existing_name_is_refused_and_left_alone) {
-  const auto dir = scratch();
+  const auto dir = progress_scratch();
   { std::ofstream(dir + "/target") << "the user's data\n"; }
   { std::ofstream(dir + "/file") << "an earlier file\n"; }
   fs::create_symlink(dir + "/target", dir + "/link");
@@ -96,7 +96,7 @@ END_TEST
 // ddp-train without the agent's watch (no DDP_PROGRESS_FILE), or with a file
 // that is gone: marks are no-ops and create nothing.
 START_TEST(a_writer_without_a_file_marks_nothing) {
-  const auto dir = scratch();
+  const auto dir = progress_scratch();
   ProgressWriter("").mark(1);
   ProgressWriter(dir + "/absent").mark(1);
   ck_assert(!fs::exists(dir + "/absent"));

@@ -5,7 +5,7 @@
 // exit code and print one line: the figure, or what went wrong.
 //
 //   ddp-agent --preflight-gemm MS                     GEMMs on this node's CPUs for MS ms: "mflops=N"
-//   ddp-agent --preflight-send ADDR PORT TOKEN MS     TOKEN, then bytes for MS ms, to a node's check port
+//   ddp-agent --preflight-send ADDR PORT MS           SLURM_DDP_CHECK_HEAD, then bytes for MS ms, to a node's check port
 #pragma once
 
 namespace ddp::agent {

@@ -1,4 +1,5 @@
-// The network check's sending end: TOKEN and a newline, then bytes for MS ms
+// The network check's sending end: its head line (SLURM_DDP_CHECK_HEAD: the
+// token and its proof, rdzv_auth.hpp), then bytes for MS ms
 // to another node's check port (node/duties/check_sink.hpp), then this side
 // shut down first (the receiver times the bytes up to it) and its close awaited,
 // so that the TIME_WAIT stays here. For a time, not a size: a few ms of a
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -40,10 +42,12 @@ bool send_all(int fd, const char* data, std::size_t size) {
 }  // namespace
 
 int run_send_check(int argc, char** argv) {
-  if (argc != 6) return say("usage: ddp-agent --preflight-send ADDR PORT TOKEN MS", 2);
-  const std::string addr = argv[2], token = argv[4];
+  if (argc != 5) return say("usage: SLURM_DDP_CHECK_HEAD=... ddp-agent --preflight-send ADDR PORT MS", 2);
+  const std::string addr = argv[2];
+  const char* head_env = std::getenv("SLURM_DDP_CHECK_HEAD");
+  if (!head_env || !*head_env) return say("SLURM_DDP_CHECK_HEAD is not set: the agent sets it", 2);
   const auto port = parse_uint(argv[3], 1, 65535, "PORT");
-  const auto ms = parse_uint(argv[5], 1, 60000, "MS");
+  const auto ms = parse_uint(argv[4], 1, 60000, "MS");
   if (!port || !ms) return say(port ? ms.error() : port.error(), 2);
   addrinfo hints{}, *found = nullptr;
   hints.ai_socktype = SOCK_STREAM;
@@ -57,7 +61,7 @@ int run_send_check(int argc, char** argv) {
   ::freeaddrinfo(found);
   if (!connected)
     return say("cannot connect to the receiving node (" + addr + ":" + argv[3] + "): " + std::strerror(errno), 1);
-  const std::string head = token + "\n";
+  const std::string head = head_env;
   std::vector<char> block(1 << 20, 'x');
   bool ok = send_all(fd, head.data(), head.size());
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(*ms);

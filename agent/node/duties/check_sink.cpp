@@ -9,19 +9,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "ddp/wire/rdzv_auth.hpp"
 #include "rendezvous/listen_socket.hpp"
 
 namespace ddp::agent {
 
 namespace {
-constexpr std::size_t kTokenLine = 33;  // 32 hex digits and '\n'
-
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-bool is_token_line(const std::string& line) {
-  return line.size() == kTokenLine && line.back() == '\n' &&
-         line.find_first_not_of("0123456789abcdef") == kTokenLine - 1;
-}
 }  // namespace
 
 Status CheckSink::listen(std::uint16_t port) {
@@ -61,13 +55,35 @@ void CheckSink::close() {
   }
 }
 
+std::optional<int> CheckSink::oldest_waiting() const {
+  for (const int fd : arrival_)
+    if (const auto it = peers_.find(fd); it != peers_.end() && it->second.token.empty()) return fd;
+  return std::nullopt;
+}
+
 void CheckSink::on_accept() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-  if (fd < 0) return;
-  if (peers_.size() >= kMaxConnections) drop(arrival_.front());  // the oldest goes
+  if (fd < 0) {
+    if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM) return;
+    // Out of descriptors: a stranger's goes, or the socket stays unpolled
+    // until tick() (level-triggered, it would wake the loop for ever).
+    if (const auto victim = oldest_waiting()) return drop(*victim);
+    accept_paused_ = loop_.modify(listen_fd_, 0).ok();
+    return;
+  }
+  const auto waiting = std::count_if(peers_.begin(), peers_.end(), [](const auto& p) { return p.second.token.empty(); });
+  if (std::size_t(waiting) >= kMaxWaiting) drop(*oldest_waiting());
+  if (peers_.size() >= kMaxWaiting + kMaxTransfers) {  // every slot a proven transfer: no room
+    ::close(fd);
+    return;
+  }
   peers_[fd] = Peer{};
   arrival_.push_back(fd);
   if (!loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) { on_readable(fd); })) drop(fd);
+}
+
+void CheckSink::tick() {
+  if (accept_paused_ && listen_fd_ >= 0 && loop_.modify(listen_fd_, EPOLLIN).ok()) accept_paused_ = false;
 }
 
 void CheckSink::on_readable(int fd) {
@@ -78,15 +94,19 @@ void CheckSink::on_readable(int fd) {
   const ssize_t n = ::read(fd, buffer.data(), buffer.size());
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n <= 0) {  // its sender is done: the transfer's rate
-    if (peer.token_read) received_.push_back({peer.head.substr(0, kTokenLine - 1), rate_of(peer)});
+    if (peer.token_read) received_.push_back({peer.token, rate_of(peer)});
     return drop(fd);
   }
   std::size_t used = 0;
   const auto now = Clock::now();
-  if (!peer.token_read) {  // the token line first
-    while (used < std::size_t(n) && peer.head.size() < kTokenLine) peer.head += buffer[used++];
-    if (peer.head.size() < kTokenLine) return;
-    if (!is_token_line(peer.head)) return drop(fd);
+  if (!peer.token_read) {  // the head line first
+    while (used < std::size_t(n) && peer.head.size() < rdzv::kTransferHeadBytes) peer.head += buffer[used++];
+    if (peer.head.size() < rdzv::kTransferHeadBytes) return;
+    auto token = peer.head.back() == '\n'
+                     ? rdzv::verified_token(secret_, run_, std::string_view(peer.head).substr(0, peer.head.size() - 1))
+                     : std::nullopt;
+    if (!token) return drop(fd);
+    peer.token = std::move(*token);
     peer.token_read = now;
   }
   if (std::size_t(n) == used) return;

@@ -6,6 +6,8 @@
 #include <cmath>
 
 #include "ddp/base/parse.hpp"
+#include "ddp/wire/node_plan.hpp"
+#include "ddp/wire/rdzv_auth.hpp"
 
 namespace ddp::agent {
 
@@ -28,23 +30,29 @@ std::optional<rdzv::Checked> PreflightChecks::start(const rdzv::Order& order) {
     return std::nullopt;
   }
   std::vector<std::string> argv{self_};
+  Environment env = Environment::from_envp(environ);
+  env.unset_prefix(kPlanPrefix);
+  env.unset("SLURM_DDP_SECRET");
   if (const auto* c = std::get_if<rdzv::CheckCompute>(&order)) {
     what_ = "compute", token_.clear();
     argv.insert(argv.end(), {"--preflight-gemm", std::to_string(c->ms)});
   } else if (const auto* n = std::get_if<rdzv::CheckNetwork>(&order)) {
     what_ = "network", token_ = n->token;
-    argv.insert(argv.end(), {"--preflight-send", n->addr, std::to_string(n->port), n->token,
-                             std::to_string(n->ms)});
+    // The head (the token and its proof) in the helper's environment, which
+    // only this user reads: a command line is anybody's (/proc/PID/cmdline).
+    env.set("SLURM_DDP_CHECK_HEAD", rdzv::transfer_head(secret_, run_, n->token));
+    argv.insert(argv.end(), {"--preflight-send", n->addr, std::to_string(n->port), std::to_string(n->ms)});
   } else {
     return std::nullopt;
   }
   if (command_.running()) return rdzv::Checked{what_, std::nullopt, "an earlier check still runs", token_};
-  if (auto ok = command_.start(argv, kCheckTimeout, "is the slurm-ddp package whole?"); !ok)
+  if (auto ok = command_.start(argv, kCheckTimeout, "is the slurm-ddp package whole?", &env); !ok)
     return rdzv::Checked{what_, std::nullopt, ok.error(), token_};
   return std::nullopt;
 }
 
 std::vector<rdzv::Checked> PreflightChecks::poll() {
+  sink_.tick();
   std::vector<rdzv::Checked> said;
   if (command_.running())
     if (const auto outcome = command_.poll()) {

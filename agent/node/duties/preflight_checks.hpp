@@ -27,7 +27,9 @@ namespace ddp::agent {
 class PreflightChecks {
  public:
   // `self`: this agent's binary (/proc/self/exe, read at start).
-  PreflightChecks(EventLoop& loop, std::string self) : self_(std::move(self)), sink_(loop) {}
+  // `secret` and `run`: the step's (the transfers prove the one, for the other).
+  PreflightChecks(EventLoop& loop, std::string self, std::string secret, std::string run)
+      : self_(std::move(self)), secret_(secret), run_(run), sink_(loop, std::move(secret), std::move(run)) {}
 
   // The receiving end, on a port of the kernel's choosing: that port, or 0
   // (said as a warning) when it cannot listen: node 0 then counts the
@@ -46,6 +48,7 @@ class PreflightChecks {
 
  private:
   std::string self_;
+  std::string secret_, run_;
   std::string what_, token_;  // the running check's
   Command command_;
   std::optional<rdzv::Order> next_;  // to start when the running one ends

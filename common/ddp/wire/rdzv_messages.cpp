@@ -200,11 +200,14 @@ Result<Welcome> Welcome::from_message(const Message& m) {
   return f.done(std::move(w));
 }
 
-Message Refused::to_message() const { return Message{"REFUSED", {{"reason", reason}}}; }
+Message Refused::to_message() const {
+  Message m{"REFUSED", {{"reason", reason}}};
+  return set_text(m, "mac", mac);
+}
 
 Result<Refused> Refused::from_message(const Message& m) {
   Fields f(m, "REFUSED");
-  Refused r{f.text("reason")};
+  Refused r{f.text("reason"), f.maybe_text("mac")};
   return f.done(std::move(r));
 }
 

@@ -48,7 +48,11 @@ namespace ddp::rdzv {
 //      the receiving node's address, CHECKED its `token` and the receiver's
 //      `kbps`
 //   8: SIGNALLED (an agent's terminating signal, before its connection ends)
-inline constexpr std::uint32_t kProtocolVersion = 8;
+//   9: the handshake's proofs bind node 0's address and port, REFUSED from
+//      node 0 carries its own proof, and every later line is sealed
+//      (rdzv_auth.hpp): a process squatting a candidate port can neither end
+//      the rendezvous nor relay to the real one and speak in it
+inline constexpr std::uint32_t kProtocolVersion = 9;
 // What CHALLENGE's `version` says from protocol 5 on: agents of protocol 3
 // compare it with theirs and leave unless equal; later agents read `protocol`.
 inline constexpr std::uint32_t kChallengeFormVersion = 3;
@@ -85,6 +89,7 @@ struct Welcome {  // coordinator -> agent: admitted, and the coordinator's own p
 
 struct Refused {  // coordinator -> agent, then the connection closes
   std::string reason;
+  std::string mac = {};  // refusal_proof (rdzv_auth.hpp) when node 0 refuses a node of this step; "" otherwise
   Message to_message() const;
   static Result<Refused> from_message(const Message& m);
   bool operator==(const Refused&) const = default;
