@@ -98,7 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool authenticated = data[0] & 1;
   const std::uint32_t node = (data[0] >> 1) % 3;
   const std::size_t chunk = 1 + data[1] % 128;
-  auto stream = ddp::fuzz::as_text(data + 2, size - 2);
+  std::string stream(ddp::fuzz::as_text(data + 2, size - 2));
 
   ddp::agent::EventLoop loop;
   ddp::NodePlan plan;
