@@ -46,17 +46,30 @@ struct Options {
   bool grace_given = false, rdzv_given = false, heartbeat_given = false, hang_given = false;
 };
 
-void add_timeouts(CLI::App& app, Options& o, CLI::Option*& rdzv, CLI::Option*& hang, CLI::Option*& hb) {
+// `standalone`: SDDP_HANG_TIMEOUT stands in for --hang-timeout. Under Slurm the
+// plan carries the plugin's choice (--ddp-hang-timeout, SDDP_HANG_TIMEOUT,
+// the site's), and the agent reads no such variable: a bad one would stop
+// the agent after the plugin had taken it.
+void add_timeouts(CLI::App& app, Options& o, bool standalone, CLI::Option*& rdzv, CLI::Option*& hang,
+                  CLI::Option*& hb) {
   rdzv = app.add_option("--rdzv-timeout", o.rdzv_timeout_s, "Seconds for every node's agent to arrive (60)")
              ->check(CLI::Range(1.0, 3600.0));
   hang = app.add_option("--hang-timeout", o.hang_timeout_s,
                         "Seconds without progress (DDP_PROGRESS_FILE untouched) after which a worker is "
                         "a hang: its stack is dumped and the run stops (0: off, the default)")
-             ->check(CLI::Range(0.0, 3600.0))
-             ->envname("DDP_HANG_TIMEOUT");
+             ->check(CLI::Range(0.0, 3600.0));
+  if (standalone) hang->envname("SDDP_HANG_TIMEOUT");
   hb = app.add_option("--heartbeat-timeout", o.heartbeat_timeout_s,
                       "Seconds of silence after which a node is declared lost (5)")
            ->check(CLI::Range(1.0, 3600.0));
+}
+
+// --plan-from-env among the agent's own words (before "--", where the
+// workers' command starts).
+bool plan_from_env_asked(int argc, char** argv) {
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i)
+    if (std::string_view(argv[i]) == "--plan-from-env") return true;
+  return false;
 }
 
 // Parses argv into `o`; an exit code when the agent must not run (--help,
@@ -77,7 +90,7 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
                                "Take the plan from DDP_PLAN_* variables (set by the spank_ddp Slurm plugin)");
   app.add_flag("-v,--verbose", o.verbose, "Print the plan and every worker start");
   CLI::Option *rdzv_opt = nullptr, *hang_opt = nullptr, *hb_opt = nullptr;
-  add_timeouts(app, o, rdzv_opt, hang_opt, hb_opt);
+  add_timeouts(app, o, !plan_from_env_asked(argc, argv), rdzv_opt, hang_opt, hb_opt);
   app.add_flag("--no-prefix", o.no_prefix, "Do not prefix worker output lines with [rank R]")->envname("DDP_NO_PREFIX");
   app.add_option("--output-ranks", o.output_ranks, "Only these ranks' output reaches the terminal, e.g. 0,4-7")
       ->envname("DDP_OUTPUT_RANKS");
@@ -162,8 +175,7 @@ Result<agent::AgentSpec> config_from(const Options& o, std::optional<rlimit> wor
   if (o.rdzv_given) config.plan.rdzv_timeout_ms = std::uint32_t(o.rdzv_timeout_s * 1000);
   if (o.heartbeat_given) config.plan.heartbeat_timeout_ms = std::uint32_t(o.heartbeat_timeout_s * 1000);
   // Under Slurm the plan's (the plugin has weighed --ddp-hang-timeout against
-  // DDP_HANG_TIMEOUT and the site's default): the job's DDP_HANG_TIMEOUT must
-  // not win over srun's option here.
+  // SDDP_HANG_TIMEOUT and the site's default).
   if (o.hang_given && !o.from_env) config.plan.hang_timeout_ms = std::uint32_t(o.hang_timeout_s * 1000);
   return config;
 }

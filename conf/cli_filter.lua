@@ -7,7 +7,8 @@ spank_ddp.so is a SPANK plugin, and SPANK cannot change what a job requests:
 then fails on the nodes ("GPU mode, but the step has no GPUs"). Users can always
 write `--gpus-per-node=4 --ddp` themselves; with this script installed they do
 not have to. When a job is submitted with --ddp-gpus=N (command line, #SBATCH
-line, or DDP_GPUS=N in the submitting environment; the option wins), it adds
+line, or --ddp with SDDP_GPUS=N in the submitting environment; the option
+wins), it adds
 
     --gpus-per-node=N     unless the job already asks for GPUs itself
                           (--gpus-per-node, --gres=gpu..., --gpus, --gpus-per-task,
@@ -21,7 +22,8 @@ line, or DDP_GPUS=N in the submitting environment; the option wins), it adds
 A job that asks for fewer GPUs per node than --ddp-gpus (--gpus-per-node=2 or
 --gres=gpu:2 with --ddp-gpus=4) is refused before anything is submitted, with a
 message starting "ddp:" that names both values and the fix. Nothing else is
-touched: no --ddp-gpus (and no DDP_GPUS), --no-ddp or DDP_MODE=off, or srun
+touched: no --ddp-gpus (and no --ddp with SDDP_GPUS), --no-ddp or SDDP_MODE=off
+under a bare --ddp, a job without --ddp whatever its environment, or srun
 starting a step inside an existing allocation (SLURM_JOB_ID set, or --jobid):
 the job's shape was settled when it was submitted, and steps inherit it.
 
@@ -190,16 +192,21 @@ function ddp_cli_pre_submit(options, pack_offset)
         end
     end
 
+    -- The plugin's rules: SDDP_* variables count only under --ddp, and fill
+    -- in what no option said; SDDP_MODE=off opts out where --ddp names no mode.
+    local ddp = ddp_spank_option(options, "ddp")
     local source = "--ddp-gpus"
     local value = ddp_spank_option(options, "ddp-gpus")
     if value == nil then
-        value = os.getenv("DDP_GPUS")
-        source = "DDP_GPUS"
+        if ddp == nil then return slurm.SUCCESS end
+        value = os.getenv("SDDP_GPUS")
+        source = "SDDP_GPUS"
         if value == nil or value == "" then return slurm.SUCCESS end
     end
-    -- Opted out: --no-ddp, or DDP_MODE=off without --ddp (the plugin's rule).
     if ddp_spank_option(options, "no-ddp") ~= nil then return slurm.SUCCESS end
-    if os.getenv("DDP_MODE") == "off" and ddp_spank_option(options, "ddp") == nil then
+    -- A bare --ddp reads "set" (Slurm 22.05), --ddp=MODE the mode.
+    local names_mode = ddp ~= nil and ddp ~= "set" and ddp ~= "" and ddp ~= "(null)"
+    if os.getenv("SDDP_MODE") == "off" and not names_mode then
         return slurm.SUCCESS
     end
     local n = tonumber(value)

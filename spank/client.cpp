@@ -2,7 +2,7 @@
 // (S_CTX_ALLOCATOR), as the user, on the submit host or inside a job. Named
 // for the processes it runs in, like slurmstepd.cpp (pyxis: pyxis_srun.c,
 // pyxis_slurmstepd.c); "client" rather than "srun" because sbatch and salloc
-// run it too (the --no-kill warning, the DDP_* checks).
+// run it too (the --no-kill warning, the SDDP_* checks).
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -221,12 +221,19 @@ void check_requeue_signal_here(const std::vector<std::string>& words) {
 }  // namespace
 
 int client_init_post_opt(spank_t) {
-  // DDP_* variables fill in what no option said; srun checks them here, once,
-  // before anything is allocated (the compute nodes read them again).
-  auto env = apply_environment(state().request, [](const char* name) -> std::optional<std::string> {
+  const auto lookup = [](const char* name) -> std::optional<std::string> {
     const char* value = std::getenv(name);
     return value ? std::optional<std::string>(value) : std::nullopt;
-  });
+  };
+  // Under --ddp only: the names the plugin read before 0.4.0, said once here
+  // rather than by every node.
+  if (state().request.active())
+    if (const auto retired = retired_variables_warning(lookup))
+      std::fprintf(stderr, "ddp: warning: %s\n", printable(*retired).c_str());
+  // Under --ddp, SDDP_* variables fill in what no option said; srun checks
+  // them here, once, before anything is allocated (the compute nodes read
+  // them again). Without --ddp nothing is read.
+  auto env = apply_environment(state().request, lookup);
   if (!env) {
     error(env.error());
     return -1;

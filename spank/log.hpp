@@ -1,7 +1,7 @@
 // Every message the plugin prints starts with "ddp: " (the plugin's name), so a user reading
 // srun's stderr and an admin grepping slurmd.log both know who spoke.
 //
-// Messages quote values the user chose (options, DDP_* variables, the step's
+// Messages quote values the user chose (options, SDDP_* variables, the step's
 // environment), and on a compute node they land in slurmd's log, written as
 // root: printable() keeps each message on one line of bounded length, so no
 // user can forge log lines or flood the log through the plugin.

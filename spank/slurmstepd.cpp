@@ -1,7 +1,7 @@
 // slurmstepd on each compute node (S_CTX_REMOTE, the remote context). Named
 // for the process it runs in, like client.cpp (srun, sbatch, salloc).
 //
-//   init_post_opt (root)  DDP_* environment equivalents; load the site config;
+//   init_post_opt (root)  SDDP_* environment equivalents; load the site config;
 //                         node 0's address (MASTER_ADDR) from Slurm's node table
 //   user_init     (euid user, real/saved uid root) once per node: site
 //                         environment; the step's facts and the node's
@@ -170,7 +170,8 @@ void open_report_fifo(spank_t sp, PluginState& st) {
 
 int slurmstepd_init_post_opt(spank_t sp) {
   PluginState& st = state();
-  // The DDP_* variables of the job fill in what no option said (slurmrestd).
+  // Under --ddp, the SDDP_* variables of the job fill in what no option said;
+  // without it nothing is read.
   JobEnv job_env(sp);
   auto env = apply_environment(st.request, [&](const char* name) { return job_env.get(name); });
   if (job_env.error()) env = fail(*job_env.error());

@@ -1,9 +1,9 @@
 // The values users type: the --ddp* options as Slurm hands them to the plugin
-// (also the DDP_* environment equivalents), the plugstack.conf arguments, and
+// (also the SDDP_* environment equivalents), the plugstack.conf arguments, and
 // the step's command line checked for a second launcher.
 //
 // Input: lines of "option=value" (or "option" for a flag, delivered as a null
-// value); the same lines also serve as DDP_* variables, plugstack words and argv.
+// value); the same lines also serve as SDDP_* variables, plugstack words and argv.
 #include <map>
 #include <string>
 #include <vector>
@@ -47,7 +47,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (it == environment.end()) return std::nullopt;
     return it->second;
   };
-  (void)ddp::apply_environment(request, lookup);
+  const auto before = request;
+  const auto applied = ddp::apply_environment(request, lookup);
+  if (!before.active()) FUZZ_CHECK(applied && request == before);  // without --ddp nothing is read
+  (void)ddp::retired_variables_warning(lookup);
   (void)ddp::validate(request);
   (void)ddp::parse_plugin_args(words);
   (void)ddp::check_not_a_launcher(argv, size % 2 == 0);

@@ -207,9 +207,9 @@ check_stall() {  # check_stall cuda|cpu
   local label="2 ranks ($dev): rank 1 stalls at step 50 (--hang-timeout 5)"
   local args=(--device "$dev" --model mlp --epochs 2 --stall-at-step 50 --comm-timeout 100)
   if [[ $dev == cuda ]]; then
-    DDP_HANG_TIMEOUT=5 two_ranks_one_gpu stall 120 "${args[@]}"
+    SDDP_HANG_TIMEOUT=5 two_ranks_one_gpu stall 120 "${args[@]}"
   else
-    DDP_HANG_TIMEOUT=5 run stall 120 "$agent" --nproc 2 -- "$train" --data "$data" "${args[@]}"
+    SDDP_HANG_TIMEOUT=5 run stall 120 "$agent" --nproc 2 -- "$train" --data "$data" "${args[@]}"
   fi
   if ((rc != 0 && !hung)) && grep -q "fault injection: rank 1 stops making progress" "$logs/stall.log" &&
     grep -q "root cause: worker rank 1 .*hung: no progress" "$logs/stall.log"; then

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # conf/cli_filter.lua, the optional site script, on a cluster started with
 # `cluster.sh up --cli-filter conf/cli_filter.lua --gpus 2`: --ddp-gpus=N alone
-# (sbatch, #SBATCH, srun, DDP_GPUS) requests N GPUs and one task per node; an
-# explicit GPU request is kept when big enough and refused with a "ddp:"
-# message when too small; a job without --ddp-gpus is left alone.
+# (sbatch, #SBATCH, srun, or --ddp with SDDP_GPUS) requests N GPUs and one task
+# per node; an explicit GPU request is kept when big enough and refused with a
+# "ddp:" message when too small; a job without --ddp-gpus is left alone, and a
+# job without --ddp whatever its environment.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -47,11 +48,20 @@ expect_eq "$(grep -c '^node=' <<<"$OUT")" "2" "srun -N2 --ddp-gpus=1: one worker
 expect_in "$OUT" "node=0 tasks=1(x2) gpus=[1] cvd=[0]" "srun --ddp-gpus=1: node 0 has 1 GPU, 1 task"
 expect_in "$OUT" "node=1 tasks=1(x2) gpus=[1] cvd=[0]" "srun --ddp-gpus=1: node 1 has 1 GPU, 1 task"
 
-run env DDP_GPUS=2 srun -N2 bash -c "$node_script"
-expect_rc 0 "DDP_GPUS=2 srun -N2"
+run env SDDP_GPUS=2 srun -N2 --ddp bash -c "$node_script"
+expect_rc 0 "SDDP_GPUS=2 srun -N2 --ddp"
 # One task (the agent) per node and 2 GPUs each; every worker sees Slurm's
 # task counts as if it were a task itself: 2 per node.
-expect_eq "$(grep -c 'tasks=2(x2) gpus=\[2\] cvd=\[0,1\]' <<<"$OUT")" "4" "DDP_GPUS=2 requests 2 GPUs per node too"
+expect_eq "$(grep -c 'tasks=2(x2) gpus=\[2\] cvd=\[0,1\]' <<<"$OUT")" "4" "SDDP_GPUS=2 --ddp requests 2 GPUs per node too"
+run env SDDP_GPUS=2 SDDP_MODE=off srun -N2 --ddp bash -c "$node_script"
+expect_rc 0 "SDDP_GPUS=2 SDDP_MODE=off srun -N2 --ddp"
+expect_eq "$(grep -c 'gpus=\[\] cvd=\[\] rank=$' <<<"$OUT")" "2" "SDDP_MODE=off: the filter leaves the job alone"
+# Without --ddp the variables, old names or new, do nothing.
+for case in SDDP_GPUS=2 DDP_GPUS=2; do
+  run env "$case" srun -N2 bash -c "$node_script"
+  expect_rc 0 "$case srun -N2 (no --ddp)"
+  expect_eq "$(grep -c 'tasks=1(x2) gpus=\[\] cvd=\[\] rank=$' <<<"$OUT")" "2" "$case without --ddp: no GPUs, no DDP"
+done
 
 # An explicit GPU request that is big enough is kept as it is.
 run srun -N2 --gpus-per-node=2 --ddp-gpus=1 bash -c "$node_script"

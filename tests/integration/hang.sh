@@ -6,7 +6,7 @@
 # (its faulthandler stack is outside torch.distributed, the others' inside;
 # the coordinator compares node 0's and node 1's reports), and rank 2's
 # Python stack is in the output. Then the same with ddp-agent
-# alone (DDP_HANG_TIMEOUT), and a script that never signals progress.
+# alone (SDDP_HANG_TIMEOUT), and a script that never signals progress.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 agent=${1:?path to ddp-agent}
@@ -33,13 +33,13 @@ took=$("$PYTHON" -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]
 pass "srun --ddp-hang-timeout=$timeout_s: rank 2 named with its stack, srun back $took s after it fell asleep"
 
 # ddp-agent alone (like torchrun --standalone): the same hang on one node.
-run env DDP_HANG_TIMEOUT=3 HANG_RANK=1 "$agent" --nproc 3 -- "$PYTHON" "$worker"
+run env SDDP_HANG_TIMEOUT=3 HANG_RANK=1 "$agent" --nproc 3 -- "$PYTHON" "$worker"
 expect_rc 134 "standalone: SIGABRT"
 expect_in "$ERR" "root cause: worker rank 1 (local rank 1) on node 0" "standalone: rank 1 named"
 expect_in "$ERR" "stalled on node 0: ranks " "standalone: the stalled ranks are listed"
 expect_in "$ERR" "its stack is outside any collective, where the others wait" "standalone: told apart by its stack"
 grep -q '^\[rank 1\] .*in fall_asleep' <<<"$RAW_ERR" || { show agent; fail "standalone: rank 1's stack is not in the output"; }
-pass "ddp-agent DDP_HANG_TIMEOUT=3: rank 1 named with its stack"
+pass "ddp-agent SDDP_HANG_TIMEOUT=3: rank 1 named with its stack"
 
 # A script that never touches its progress file is not stopped (the watch
 # starts at a worker's first touch: a long start is no hang) but told how.
@@ -67,12 +67,15 @@ expect_in "$ERR" "root cause: worker rank 2 (local rank 0) on node 1" "the root 
 expect_in "$ERR" "at step 29 in its DDP_PROGRESS_FILE, the furthest behind" "by the step it had reached"
 pass "ddp-train: the rank behind is named by its step"
 
-# Under Slurm srun's option wins over the job's DDP_HANG_TIMEOUT, in the
+# Under Slurm srun's option wins over the job's SDDP_HANG_TIMEOUT, in the
 # agent too: 0 turns the watch off for this step.
-run env DDP_HANG_TIMEOUT=1 srun -N1 --ddp=cpu --ddp-hang-timeout=0 "$PYTHON" -c \
+run env SDDP_HANG_TIMEOUT=1 srun -N1 --ddp=cpu --ddp-hang-timeout=0 "$PYTHON" -c \
   "import os, pathlib, time; pathlib.Path(os.environ.get('DDP_PROGRESS_FILE', '/dev/null')).touch(); time.sleep(3)"
-expect_rc 0 "--ddp-hang-timeout=0 wins over DDP_HANG_TIMEOUT=1"
-pass "srun's --ddp-hang-timeout wins over the job's DDP_HANG_TIMEOUT"
+expect_rc 0 "--ddp-hang-timeout=0 wins over SDDP_HANG_TIMEOUT=1"
+# Under Slurm the agent reads no hang variable: the plan has the plugin's choice.
+run env SDDP_HANG_TIMEOUT=abc DDP_HANG_TIMEOUT=abc srun -N1 --ddp=cpu --ddp-hang-timeout=0 true
+expect_rc 0 "the agent under Slurm ignores SDDP_HANG_TIMEOUT=abc and DDP_HANG_TIMEOUT=abc"
+pass "srun's --ddp-hang-timeout wins over the job's SDDP_HANG_TIMEOUT; the agent reads neither variable"
 
 # Bad values: one clear message each.
 run srun -N1 --ddp=cpu --ddp-hang-timeout=soon true

@@ -3,7 +3,7 @@
 #   - every page formats without a single groff warning;
 #   - every option the plugin registers (kOptions in common/ddp/plan/request.hpp, the
 #     table spank/options.cpp registers) is in spank-ddp.8 with its argument
-#     form and usage text, and every DDP_* equivalent, worker variable and batch
+#     form and usage text, and every SDDP_* equivalent, worker variable and batch
 #     variable is named there;
 #   - every ddp.conf key (kKnownKeys in common/ddp/site/site_config.cpp) is in ddp.conf.5;
 #   - every ddp-agent option (agent/main.cpp) and its environment variable is in
@@ -93,7 +93,7 @@ while IFS='|' read -r name arg optional usage; do
   has_text "$usage" "$spank_text" || problem "spank-ddp.8 lacks the usage text of --$name: \"$usage\""
 done <<<"$entries"
 
-# DDP_* equivalents, the worker contract and the batch script's variables.
+# SDDP_* equivalents, the worker contract and the batch script's variables.
 variables=$(
   sed -n '/kEnvEquivalents\[\] = {/,/^};/p' "$request_hpp" | grep -oE '\{"[A-Z_]+"' | tr -d '{"'
   grep -oE 'set(_default)?\("[A-Z_]+"' "$src/common/ddp/plan/worker_env.cpp" | sed -E 's/.*\("//; s/"$//'

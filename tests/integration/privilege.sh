@@ -132,12 +132,12 @@ wait_exit "$job" 30
 
 # --- messages cannot forge slurmd log lines -----------------------------------
 token="forged-$$-$RANDOM"
-as_user srun -N1 --ddp=cpu "--export=ALL,DDP_RESTARTS=1
+as_user srun -N1 --ddp=cpu "--export=ALL,SDDP_RESTARTS=1
 $token error: a forged line" true
-expect_failure "a DDP_* value with a newline"
-expect_in "$ERR" "DDP_RESTARTS=1\\n$token" "the newline is shown escaped"
+expect_failure "an SDDP_* value with a newline"
+expect_in "$ERR" "SDDP_RESTARTS='1\\n$token" "the newline is shown escaped"
 log=$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log
-grep -q "DDP_RESTARTS=1\\\\n$token" "$log" || fail "the error is not in $log"
+grep -q "SDDP_RESTARTS='1\\\\n$token" "$log" || fail "the error is not in $log"
 ! grep -q "^$token" "$log" || fail "a user's value started a line of its own in $log"
 
 # An option naming an agent does not exist.

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 
 forged() {  # forged NAME:KIND: a --ddp step with that variable forged on every node
-  run env DDP_TEST_FORGE="$1" DDP_PORT=29500 srun -N2 --ddp=cpu sh -c 'echo worker ran'
+  run env DDP_TEST_FORGE="$1" SDDP_PORT=29500 srun -N2 --ddp=cpu sh -c 'echo worker ran'
   expect_failure "a --ddp step with $1"
   expect_not_in "$OUT" "worker ran" "nothing ran with $1"
 }
@@ -25,8 +25,8 @@ expect_in "$ERR" "ddp: the node list 'x[0-1999]x[0-1999]x[0-1999]' has a name wi
 forged SLURM_STEP_NODELIST:long
 expect_in "$ERR" "ddp: SLURM_STEP_NODELIST in the job's environment is longer than 1048576 bytes" "a long node list"
 
-forged DDP_PORT:long
-expect_in "$ERR" "ddp: DDP_PORT in the job's environment is longer than 65536 bytes" "a long DDP_* variable"
+forged SDDP_PORT:long
+expect_in "$ERR" "ddp: SDDP_PORT in the job's environment is longer than 65536 bytes" "a long SDDP_* variable"
 expect_eq "$(grep -c "longer than" <<<"$ERR")" "1" "said once for the step"
 
 forged SLURM_STEP_TASKS_PER_NODE:long

@@ -49,7 +49,7 @@ START_TEST(trim_removes_blanks_only_at_the_ends) {
 END_TEST
 
 START_TEST(printable_keeps_one_bounded_line) {
-  CK_STR_EQ(printable("DDP_PORT=1 is out of range"), "DDP_PORT=1 is out of range");
+  CK_STR_EQ(printable("SDDP_PORT=1 is out of range"), "SDDP_PORT=1 is out of range");
   // A value with a newline cannot start a forged line in slurmd's log.
   CK_STR_EQ(printable("1\n[2024-01-01T00:00:00] error: forged\r\t\x1b[31m\x7f"),
             "1\\n[2024-01-01T00:00:00] error: forged\\r\\t\\x1b[31m\\x7f");

@@ -141,11 +141,14 @@ std::function<std::optional<std::string>(const char*)> env_of(std::map<std::stri
 
 START_TEST(environment_equivalents_fill_in_what_options_left) {
   DdpRequest r;
-  ck_assert(apply_environment(r, env_of({{"DDP_MODE", "cpu"},
-                                         {"DDP_PROCS", "3"},
-                                         {"DDP_VERBOSE", "1"},
-                                         {"DDP_PORT", "23456"},
-                                         {"DDP_RESTARTS", "2"}}))
+  ck_assert(apply_option(r, "ddp", nullptr).ok());
+  ck_assert(apply_environment(r, env_of({{"SDDP_MODE", "cpu"},
+                                         {"SDDP_PROCS", "3"},
+                                         {"SDDP_VERBOSE", "1"},
+                                         {"SDDP_PORT", "23456"},
+                                         {"SDDP_RESTARTS", "2"},
+                                         {"SDDP_STRAGGLERS", "swap"},
+                                         {"SDDP_PREFLIGHT", "check"}}))
                 .ok());
   ck_assert(r.active());
   ck_assert(r.mode == Mode::Cpu);
@@ -153,7 +156,42 @@ START_TEST(environment_equivalents_fill_in_what_options_left) {
   ck_assert(r.verbose);
   ck_assert_uint_eq(*r.port, 23456);
   ck_assert_uint_eq(r.restarts, 2);
-  ck_assert_uint_eq(r.given, 0);  // nothing came from the command line
+  ck_assert(*r.stragglers == StragglerAction::Swap);
+  ck_assert(*r.preflight == PreflightAction::Check);
+  ck_assert_uint_eq(r.given, 0);  // a bare --ddp names no mode: SDDP_MODE did
+}
+END_TEST
+
+// Without --ddp the environment is not read at all: no variable, old name or
+// new, well-formed or not, turns DDP on, changes the request or fails.
+START_TEST(environment_without_ddp_is_never_read) {
+  std::map<std::string, std::string> vars;
+  for (const auto& eq : kEnvEquivalents) {
+    vars[eq.variable] = "abc";
+    if (eq.retired) vars[eq.retired] = "abc";
+  }
+  for (const auto& [name, value] : std::map<std::string, std::string>{
+           {"SDDP_MODE", "cpu"}, {"SDDP_PROCS", "2"}, {"SDDP_GPUS", "4"}, {"DDP_PROCS", "2"}, {"DDP_MODE", "fsdp"},
+           {"DDP_PORT", "abc"}, {"DDP_VERBOSE", "true"}, {"DDP_HANG_TIMEOUT", "-1"}}) {
+    for (const auto& lookup : {env_of({{name, value}}), env_of(vars)}) {
+      std::vector<std::string> asked;
+      const auto recording = [&](const char* n) {
+        asked.emplace_back(n);
+        return lookup(n);
+      };
+      DdpRequest plain;
+      ck_assert_msg(apply_environment(plain, recording).ok(), "%s=%s failed a job without --ddp", name.c_str(),
+                    value.c_str());
+      ck_assert_msg(plain == DdpRequest{}, "%s=%s changed a job without --ddp", name.c_str(), value.c_str());
+      DdpRequest opted_out;  // --no-ddp, also under an inherited --ddp
+      ck_assert(apply_option(opted_out, "ddp", "(null)").ok());
+      ck_assert(apply_option(opted_out, "no-ddp", nullptr).ok());
+      const auto before = opted_out;
+      ck_assert(apply_environment(opted_out, recording).ok());
+      ck_assert(opted_out == before);
+      ck_assert_msg(asked.empty(), "%s was read without --ddp", asked.empty() ? "" : asked.front().c_str());
+    }
+  }
 }
 END_TEST
 
@@ -161,31 +199,73 @@ START_TEST(command_line_wins_over_environment) {
   DdpRequest r;
   ck_assert(apply_option(r, "ddp-procs", "4").ok());
   ck_assert(apply_option(r, "ddp", "cpu").ok());
-  ck_assert(apply_environment(r, env_of({{"DDP_PROCS", "8"}, {"DDP_MODE", "gpu"}, {"DDP_GPUS", "2"}})).ok());
+  ck_assert(apply_environment(r, env_of({{"SDDP_PROCS", "8"}, {"SDDP_MODE", "gpu"}, {"SDDP_GPUS", "2"}})).ok());
   ck_assert_uint_eq(*r.procs, 4);
   ck_assert(r.mode == Mode::Cpu);
   ck_assert_uint_eq(*r.gpus, 2);  // not given on the command line: taken (validate() then objects)
   ck_assert(!validate(r).ok());
-  DdpRequest off;
-  ck_assert(apply_option(off, "no-ddp", nullptr).ok());
-  ck_assert(apply_environment(off, env_of({{"DDP_MODE", "gpu"}})).ok());
-  ck_assert(!off.active());
+  DdpRequest explicit_mode;  // --ddp=MODE given: SDDP_MODE=off does not undo it
+  ck_assert(apply_option(explicit_mode, "ddp", "gpu").ok());
+  ck_assert(apply_environment(explicit_mode, env_of({{"SDDP_MODE", "off"}})).ok());
+  ck_assert(explicit_mode.active() && explicit_mode.mode == Mode::Gpu);
+  DdpRequest inherited;  // a bare --ddp from sbatch: SDDP_MODE=off opts this step out
+  ck_assert(apply_option(inherited, "ddp", "(null)").ok());
+  ck_assert(apply_environment(inherited, env_of({{"SDDP_MODE", "off"}})).ok());
+  ck_assert(!inherited.active());
 }
 END_TEST
 
 START_TEST(environment_off_and_bad_values) {
   DdpRequest r;
   ck_assert(apply_option(r, "ddp-procs", "2").ok());
-  ck_assert(apply_environment(r, env_of({{"DDP_MODE", "off"}})).ok());
+  // SDDP_MODE=off opts out (as --no-ddp), and then nothing else is read.
+  ck_assert(apply_environment(r, env_of({{"SDDP_MODE", "off"}, {"SDDP_GPUS", "abc"}})).ok());
   ck_assert(!r.active());
-  DdpRequest bad;
-  const auto e = apply_environment(bad, env_of({{"DDP_GPUS", "abc"}}));
-  ck_assert(!e.ok());
-  CK_CONTAINS(e.error(), "DDP_GPUS=abc");
-  CK_CONTAINS(apply_environment(bad, env_of({{"DDP_VERBOSE", "yes"}})).error(), "use 0 or 1");
-  DdpRequest none;  // no variables: nothing changes
+  const auto refused = [](std::map<std::string, std::string> vars) {
+    DdpRequest on;
+    ck_assert(apply_option(on, "ddp", nullptr).ok());
+    const auto e = apply_environment(on, env_of(std::move(vars)));
+    ck_assert(!e.ok());
+    return e.error();
+  };
+  // Each names the variable, its value and the fix; none speaks of an option.
+  const auto gpus = refused({{"SDDP_GPUS", "abc"}});
+  CK_CONTAINS(gpus, "SDDP_GPUS='abc' is not a whole number; use a number between 1 and");
+  CK_CONTAINS(gpus, ", or unset SDDP_GPUS");
+  ck_assert(gpus.find("--ddp") == std::string::npos);
+  CK_CONTAINS(refused({{"SDDP_GPUS", ""}}), "SDDP_GPUS needs a value, e.g. SDDP_GPUS=2");
+  CK_CONTAINS(refused({{"SDDP_VERBOSE", "yes"}}), "SDDP_VERBOSE=yes: use SDDP_VERBOSE=1 or 0, or unset it");
+  CK_CONTAINS(refused({{"SDDP_MODE", "fsdp"}}), "SDDP_MODE=fsdp is not a mode; use auto, gpu, cpu or off, or unset SDDP_MODE");
+  CK_CONTAINS(refused({{"SDDP_HANG_TIMEOUT", "-1"}}), "SDDP_HANG_TIMEOUT='-1' is not a whole number");
+  CK_CONTAINS(refused({{"SDDP_PORT", "80"}}), "SDDP_PORT=80 is out of range; use a number between 1024 and 65535");
+  CK_CONTAINS(refused({{"SDDP_STRAGGLERS", "x"}}), "SDDP_STRAGGLERS='x': use report");
+  CK_CONTAINS(refused({{"SDDP_RESTARTS", std::string(5000, '1')}}),
+              "SDDP_RESTARTS: the value is 5000 bytes long, more than the 4096");
+  DdpRequest none;  // --ddp and no variables: nothing changes
+  ck_assert(apply_option(none, "ddp", nullptr).ok());
+  const auto before = none;
   ck_assert(apply_environment(none, env_of({})).ok());
-  ck_assert(none == DdpRequest{});
+  ck_assert(none == before);
+  // The old names are not read, not even under --ddp.
+  DdpRequest old;
+  ck_assert(apply_option(old, "ddp", nullptr).ok());
+  ck_assert(apply_environment(old, env_of({{"DDP_PROCS", "2"}, {"DDP_PORT", "abc"}, {"DDP_MODE", "off"}})).ok());
+  ck_assert(old == before);
+}
+END_TEST
+
+START_TEST(retired_names_are_named_in_one_warning) {
+  ck_assert(!retired_variables_warning(env_of({})));
+  ck_assert(!retired_variables_warning(env_of({{"SDDP_PROCS", "2"}, {"DDP_PROGRESS_FILE", "/tmp/p"}})));
+  // DDP_REQUEUE is what the agent tells the workers: a worker that submits a job has it.
+  ck_assert(!retired_variables_warning(env_of({{"DDP_REQUEUE", "0"}})));
+  CK_STR_EQ(*retired_variables_warning(env_of({{"DDP_RESTARTS", "1"}})),
+            "DDP_RESTARTS is not read any more: set SDDP_RESTARTS");
+  CK_STR_EQ(*retired_variables_warning(env_of({{"DDP_RESTARTS", "1"}, {"DDP_PROCS", ""}, {"DDP_REQUEUE", "1"}})),
+            "DDP_PROCS, DDP_RESTARTS are not read any more: set SDDP_PROCS, SDDP_RESTARTS");
+  // Every retired name is the new one without its S.
+  for (const auto& eq : kEnvEquivalents)
+    if (eq.retired) CK_STR_EQ(std::string("S") + eq.retired, eq.variable);
 }
 END_TEST
 
@@ -215,7 +295,7 @@ START_TEST(requeue_flag_and_its_variable) {
   ck_assert(*from_sbatch.requeue);
   const auto env = [](const char* value) {
     return [value](const char* name) -> std::optional<std::string> {
-      if (std::string(name) == "DDP_REQUEUE") return std::string(value);
+      if (std::string(name) == "SDDP_REQUEUE") return std::string(value);
       return std::nullopt;
     };
   };
@@ -224,10 +304,12 @@ START_TEST(requeue_flag_and_its_variable) {
   ck_assert(apply_environment(off, env("0")).ok());
   ck_assert(off.requeue && !*off.requeue);  // said no: the site's default does not apply
   DdpRequest on;
+  on.enabled = true;
   ck_assert(apply_environment(on, env("1")).ok());
   ck_assert(*on.requeue);
   DdpRequest bad;
-  CK_CONTAINS(apply_environment(bad, env("yes")).error(), "DDP_REQUEUE=yes: use 0 or 1");
+  bad.enabled = true;
+  CK_CONTAINS(apply_environment(bad, env("yes")).error(), "SDDP_REQUEUE=yes: use SDDP_REQUEUE=1 or 0");
 }
 END_TEST
 
@@ -243,7 +325,7 @@ START_TEST(hang_timeout_option_and_its_variable) {
   DdpRequest from_env;
   from_env.enabled = true;
   ck_assert(apply_environment(from_env, [](const char* name) -> std::optional<std::string> {
-              if (std::string(name) == "DDP_HANG_TIMEOUT") return std::string("120");
+              if (std::string(name) == "SDDP_HANG_TIMEOUT") return std::string("120");
               return std::nullopt;
             }).ok());
   ck_assert_int_eq(*from_env.hang_timeout_s, 120);
@@ -272,8 +354,8 @@ START_TEST(spares_and_min_nodes_options_and_no_kill) {
   DdpRequest from_env;
   from_env.enabled = true;
   ck_assert(apply_environment(from_env, [](const char* name) -> std::optional<std::string> {
-              if (std::string(name) == "DDP_SPARES") return std::string("1");
-              if (std::string(name) == "DDP_MIN_NODES") return std::string("3");
+              if (std::string(name) == "SDDP_SPARES") return std::string("1");
+              if (std::string(name) == "SDDP_MIN_NODES") return std::string("3");
               return std::nullopt;
             }).ok());
   ck_assert_int_eq(from_env.spares, 1);
@@ -321,7 +403,8 @@ Suite* request_suite() {
                                 callbacks_are_idempotent, no_ddp_wins_over_inherited_ddp,
                                 validate_catches_contradictions, option_table_usage_starts_with_plugin_tag,
                                 environment_equivalents_fill_in_what_options_left, command_line_wins_over_environment,
-                                environment_off_and_bad_values, launchers_inside_agent_mode_are_refused,
+                                environment_without_ddp_is_never_read, environment_off_and_bad_values,
+                                retired_names_are_named_in_one_warning, launchers_inside_agent_mode_are_refused,
                                 container_plugin_refused_in_the_agent_shape_only, requeue_flag_and_its_variable,
                                 hang_timeout_option_and_its_variable, spares_and_min_nodes_options_and_no_kill,
                                 requeue_needs_a_usr_warning_signal_to_the_steps});

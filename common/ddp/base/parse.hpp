@@ -39,7 +39,7 @@ std::vector<std::string_view> split_list(std::string_view text, char separator =
 
 // `text` made safe for one log line: control characters written as \n, \t,
 // \r or \xNN (a backslash as \\), and cut to at most `max` characters with
-// "..." appended. Messages quote values users choose (options, DDP_*
+// "..." appended. Messages quote values users choose (options, SDDP_*
 // variables, node lists), and slurmd's log must not get lines a user forged.
 std::string printable(std::string_view text, std::size_t max = 4096);
 

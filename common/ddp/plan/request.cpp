@@ -1,6 +1,7 @@
 #include "ddp/plan/request.hpp"
 
 #include <cstring>
+#include <type_traits>
 
 #include "ddp/base/bounds.hpp"
 #include "ddp/base/parse.hpp"
@@ -12,48 +13,39 @@ namespace {
 // sbatch exports a flag as the string "(null)" (Slurm 22.05, src/common/spank.c).
 bool absent(const char* value) { return value == nullptr || *value == '\0' || std::strcmp(value, "(null)") == 0; }
 
-Result<std::uint32_t> count(const char* value, std::string_view option, std::uint64_t min, std::uint64_t max) {
-  if (absent(value)) return fail("--" + std::string(option) + " needs a value, e.g. --" + std::string(option) + "=2");
-  auto n = parse_uint(value, min, max, "--" + std::string(option));
+// `what` names the value in messages the way the user gave it: the option
+// ("--ddp-gpus") or the variable ("SDDP_GPUS").
+Result<std::uint32_t> count(const char* value, const std::string& what, std::uint64_t min, std::uint64_t max) {
+  if (absent(value)) return fail(what + " needs a value, e.g. " + what + "=2");
+  auto n = parse_uint(value, min, max, what);
   if (!n) return fail(n.error());
   return std::uint32_t(*n);
 }
 
-Result<StragglerAction> straggler_action(const char* value) {
+Result<StragglerAction> straggler_action(const char* value, const std::string& what) {
   if (const auto action = absent(value) ? std::nullopt : straggler_action_from(value)) return *action;
-  return fail("--ddp-stragglers='" + printable(absent(value) ? "" : value, 40) +
+  return fail(what + "='" + printable(absent(value) ? "" : value, 40) +
               "': use report (name a slow node, the default), swap (take it out for a spare) or off");
 }
 
-Result<PreflightAction> preflight_action(const char* value) {
+Result<PreflightAction> preflight_action(const char* value, const std::string& what) {
   if (const auto action = absent(value) ? std::nullopt : preflight_action_from(value)) return *action;
-  return fail("--ddp-preflight='" + printable(absent(value) ? "" : value, 40) +
+  return fail(what + "='" + printable(absent(value) ? "" : value, 40) +
               "': use check (name a node far off the others), swap (take it out for a spare) or off");
 }
 
-// The options whose value is a word naming what to do.
-Status apply_action(DdpRequest& request, std::string_view option, const char* value) {
-  if (option == "ddp-stragglers") {
-    auto action = straggler_action(value);
-    if (!action) return fail(action.error());
-    request.stragglers = *action;
-  } else {
-    auto action = preflight_action(value);
-    if (!action) return fail(action.error());
-    request.preflight = *action;
-  }
-  return Ok{};
-}
-
-}  // namespace
-
-Status apply_option(DdpRequest& request, std::string_view option, const char* value) {
+// One value for `option`, named `what` in messages; leaves `given` alone.
+Status apply_value(DdpRequest& request, std::string_view option, const char* value, const std::string& what) {
   // On a compute node this runs as root: the length is checked before any parser reads the value.
   if (value && std::strlen(value) > kMaxOptionValue)
-    return fail("--" + std::string(option) + ": the value is " + std::to_string(std::strlen(value)) +
-                " bytes long, more than the " + std::to_string(kMaxOptionValue) + " a --ddp option takes");
-  for (std::size_t i = 0; i < std::size(kOptions); ++i)
-    if (option == kOptions[i].name) request.given |= 1u << i;
+    return fail(what + ": the value is " + std::to_string(std::strlen(value)) + " bytes long, more than the " +
+                std::to_string(kMaxOptionValue) + " a --ddp option takes");
+  const auto number = [&](auto& field, std::uint64_t min, std::uint64_t max) -> Status {
+    auto n = count(value, what, min, max);
+    if (!n) return fail(n.error());
+    field = static_cast<std::remove_reference_t<decltype(field)>>(*n);
+    return Ok{};
+  };
   if (option == "ddp") {
     if (!absent(value)) {
       auto mode = parse_mode(value);
@@ -61,48 +53,82 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
       request.mode = *mode;
     }
     request.enabled = true;
-  } else if (option == "ddp-gpus") {
-    auto n = count(value, option, 1, kMaxWorkersPerNode);
-    if (!n) return fail(n.error());
-    request.gpus = *n;
-    request.enabled = true;
-  } else if (option == "ddp-procs") {
-    auto n = count(value, option, 1, kMaxWorkersPerNode);
-    if (!n) return fail(n.error());
-    request.procs = *n;
-    request.enabled = true;
-  } else if (option == "no-ddp") {
-    request.opted_out = true;
-  } else if (option == "ddp-port") {
-    auto n = count(value, option, 1024, 65535);
-    if (!n) return fail(n.error());
-    request.port = std::uint16_t(*n);
-  } else if (option == "ddp-restarts") {
-    auto n = count(value, option, 0, kMaxRestarts);
-    if (!n) return fail(n.error());
-    request.restarts = *n;
-  } else if (option == "ddp-verbose") {
-    request.verbose = true;
-  } else if (option == "ddp-requeue") {
-    request.requeue = true;
-  } else if (option == "ddp-hang-timeout") {
-    auto n = count(value, option, 0, 3600);
-    if (!n) return fail(n.error());
-    request.hang_timeout_s = *n;
-  } else if (option == "ddp-spares") {
-    auto n = count(value, option, 0, kMaxNodes);
-    if (!n) return fail(n.error());
-    request.spares = *n;
-  } else if (option == "ddp-min-nodes") {
-    auto n = count(value, option, 1, kMaxNodes);
-    if (!n) return fail(n.error());
-    request.min_nodes = *n;
-  } else if (option == "ddp-stragglers" || option == "ddp-preflight") {
-    return apply_action(request, option, value);
-  } else {
-    return fail("unknown option --" + std::string(option));
+    return Ok{};
   }
+  if (option == "ddp-gpus" || option == "ddp-procs") {
+    request.enabled = true;
+    return number(option == "ddp-gpus" ? request.gpus : request.procs, 1, kMaxWorkersPerNode);
+  }
+  if (option == "no-ddp") {
+    request.opted_out = true;
+    return Ok{};
+  }
+  if (option == "ddp-port") return number(request.port, 1024, 65535);
+  if (option == "ddp-restarts") return number(request.restarts, 0, kMaxRestarts);
+  if (option == "ddp-verbose") {
+    request.verbose = true;
+    return Ok{};
+  }
+  if (option == "ddp-requeue") {
+    request.requeue = true;
+    return Ok{};
+  }
+  if (option == "ddp-hang-timeout") return number(request.hang_timeout_s, 0, 3600);
+  if (option == "ddp-spares") return number(request.spares, 0, kMaxNodes);
+  if (option == "ddp-min-nodes") return number(request.min_nodes, 1, kMaxNodes);
+  if (option == "ddp-stragglers") {
+    auto action = straggler_action(value, what);
+    if (!action) return fail(action.error());
+    request.stragglers = *action;
+    return Ok{};
+  }
+  if (option == "ddp-preflight") {
+    auto action = preflight_action(value, what);
+    if (!action) return fail(action.error());
+    request.preflight = *action;
+    return Ok{};
+  }
+  return fail("unknown option --" + std::string(option));
+}
+
+// One SDDP_* variable: the values a variable takes where the option is a flag
+// (0|1) or takes a mode (also off), then as the option's value.
+Status apply_variable(DdpRequest& request, const EnvEquivalent& eq, const std::string& value) {
+  const std::string option = eq.option;
+  const std::string variable = eq.variable;
+  if (value.size() > kMaxOptionValue)
+    return fail(variable + ": the value is " + std::to_string(value.size()) + " bytes long, more than the " +
+                std::to_string(kMaxOptionValue) + " a --ddp option takes; shorten it or unset " + variable);
+  const std::string shown = variable + "=" + printable(value, 40);
+  if (option == "ddp") {
+    if (value == "off") {
+      request.opted_out = true;
+      return Ok{};
+    }
+    auto mode = parse_mode(value);
+    if (!mode) return fail(shown + " is not a mode; use auto, gpu, cpu or off, or unset " + variable);
+    request.mode = *mode;
+    return Ok{};
+  }
+  if (option == "ddp-verbose" || option == "ddp-requeue") {
+    if (value != "0" && value != "1") return fail(shown + ": use " + variable + "=1 or 0, or unset it");
+    if (option == "ddp-verbose") request.verbose = value == "1";
+    if (option == "ddp-requeue") request.requeue = value == "1";
+    return Ok{};
+  }
+  auto applied = apply_value(request, option, value.c_str(), variable);
+  if (!applied) return fail(applied.error() + ", or unset " + variable);
   return Ok{};
+}
+
+}  // namespace
+
+Status apply_option(DdpRequest& request, std::string_view option, const char* value) {
+  // A bare --ddp (also sbatch's "(null)") turns DDP on but names no mode: SDDP_MODE may.
+  const bool says_nothing = option == "ddp" && absent(value);
+  for (std::size_t i = 0; i < std::size(kOptions); ++i)
+    if (option == kOptions[i].name && !says_nothing) request.given |= 1u << i;
+  return apply_value(request, option, value, "--" + std::string(option));
 }
 
 Status check_no_container_plugin(const std::string& container, bool task_shape) {
@@ -191,35 +217,27 @@ std::string basename_of(const std::string& path) {
 }
 }  // namespace
 
-Status apply_environment(DdpRequest& request, const std::function<std::optional<std::string>(const char*)>& lookup) {
-  // --no-ddp given on the command line settles it.
-  if (request.opted_out) return Ok{};
+Status apply_environment(DdpRequest& request, const EnvLookup& lookup) {
+  // Without --ddp, or with --no-ddp (also SDDP_MODE=off, read first), nothing is read.
   for (const auto& eq : kEnvEquivalents) {
+    if (!request.active()) return Ok{};
     if (given(request, eq.option)) continue;
-    const auto value = lookup(eq.variable);
-    if (!value) continue;
-    const std::string option = eq.option;
-    Status status = Ok{};
-    if (option == "ddp" && *value == "off") {
-      request.opted_out = true;
-    } else if (option == "ddp-verbose") {
-      if (*value == "1")
-        request.verbose = true;
-      else if (*value != "0")
-        status = fail("use 0 or 1");
-    } else if (option == "ddp-requeue") {
-      if (*value == "1" || *value == "0")
-        request.requeue = *value == "1";
-      else
-        status = fail("use 0 or 1");
-    } else {
-      const DdpRequest before = request;
-      status = apply_option(request, option, value->c_str());
-      request.given = before.given;  // the environment does not count as given
-    }
-    if (!status) return fail(std::string(eq.variable) + "=" + *value + ": " + status.error());
+    if (const auto value = lookup(eq.variable))
+      if (auto applied = apply_variable(request, eq, *value); !applied) return applied;
   }
   return Ok{};
+}
+
+std::optional<std::string> retired_variables_warning(const EnvLookup& lookup) {
+  std::string old_names, new_names;
+  for (const auto& eq : kEnvEquivalents) {
+    if (!eq.retired || !lookup(eq.retired)) continue;
+    old_names += (old_names.empty() ? "" : ", ") + std::string(eq.retired);
+    new_names += (new_names.empty() ? "" : ", ") + std::string(eq.variable);
+  }
+  if (old_names.empty()) return std::nullopt;
+  const bool one = old_names.find(',') == std::string::npos;
+  return old_names + (one ? " is" : " are") + " not read any more: set " + new_names;
 }
 
 Status check_not_a_launcher(const std::vector<std::string>& argv, bool local_rank_set) {

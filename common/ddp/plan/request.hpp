@@ -26,13 +26,13 @@ struct DdpRequest {
   std::optional<std::uint16_t> port;   // --ddp-port=PORT
   std::uint32_t restarts = 0;          // --ddp-restarts=N
   bool verbose = false;                // --ddp-verbose
-  std::optional<bool> requeue;         // --ddp-requeue / DDP_REQUEUE=0|1; unset: the site's Requeue=
+  std::optional<bool> requeue;         // --ddp-requeue / SDDP_REQUEUE=0|1; unset: the site's Requeue=
   std::optional<std::uint32_t> hang_timeout_s;  // --ddp-hang-timeout=SECONDS (0: off); unset: the site's
   std::uint32_t spares = 0;            // --ddp-spares=K: the step's last K nodes wait, to replace a lost one
   std::optional<std::uint32_t> min_nodes;  // --ddp-min-nodes=M: without spares, go on down to M nodes
   std::optional<StragglerAction> stragglers;  // --ddp-stragglers=report|swap|off; unset: report
   std::optional<PreflightAction> preflight;   // --ddp-preflight=check|swap|off; unset: the site's Preflight=
-  std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line
+  std::uint32_t given = 0;             // bit i: kOptions[i] came from the command line (--ddp: with a MODE)
 
   bool active() const { return enabled && !opted_out; }
   bool operator==(const DdpRequest&) const = default;
@@ -78,22 +78,41 @@ inline constexpr OptionSpec kOptions[] = {
      "for a spare (swap: --ddp-spares, else the job stops with the figures). Default: the site's, else off"},
 };
 
-// Environment equivalents, for slurmrestd and scripts that cannot pass options;
-// an option on the command line (or inherited from sbatch) wins.
-//   DDP_MODE=auto|gpu|cpu|off  DDP_GPUS=N  DDP_PROCS=N  DDP_PORT=PORT
-//   DDP_RESTARTS=N  DDP_VERBOSE=1  DDP_REQUEUE=1  DDP_HANG_TIMEOUT=S  DDP_SPARES=K
-//   DDP_MIN_NODES=M  DDP_STRAGGLERS=report|swap|off  DDP_PREFLIGHT=check|swap|off
+// Environment equivalents: under --ddp (on the command line, in #SBATCH, or
+// inherited from sbatch/salloc), SDDP_* variables fill in what no option
+// said (SDDP_MODE: the mode a bare --ddp leaves open, or off). They never
+// turn DDP on, and without --ddp nothing reads them, so no variable changes
+// or fails a job that did not ask for DDP.
+//   SDDP_MODE=auto|gpu|cpu|off  SDDP_GPUS=N  SDDP_PROCS=N  SDDP_PORT=PORT
+//   SDDP_RESTARTS=N  SDDP_VERBOSE=0|1  SDDP_REQUEUE=0|1  SDDP_HANG_TIMEOUT=S
+//   SDDP_SPARES=K  SDDP_MIN_NODES=M  SDDP_STRAGGLERS=report|swap|off
+//   SDDP_PREFLIGHT=check|swap|off
+// `retired` is the name the plugin read before 0.4.0 (training scripts use
+// DDP_PORT and the like for their own purposes), which it reads no more;
+// nullptr where that name is also one the agent sets for the workers
+// (DDP_REQUEUE), so its presence says nothing about the user.
 struct EnvEquivalent {
   const char* variable;
   const char* option;
+  const char* retired;
 };
 inline constexpr EnvEquivalent kEnvEquivalents[] = {
-    {"DDP_MODE", "ddp"},      {"DDP_GPUS", "ddp-gpus"},         {"DDP_PROCS", "ddp-procs"},
-    {"DDP_PORT", "ddp-port"}, {"DDP_RESTARTS", "ddp-restarts"}, {"DDP_VERBOSE", "ddp-verbose"},
-    {"DDP_REQUEUE", "ddp-requeue"}, {"DDP_HANG_TIMEOUT", "ddp-hang-timeout"},
-    {"DDP_SPARES", "ddp-spares"},     {"DDP_MIN_NODES", "ddp-min-nodes"},
-    {"DDP_STRAGGLERS", "ddp-stragglers"}, {"DDP_PREFLIGHT", "ddp-preflight"},
+    {"SDDP_MODE", "ddp", "DDP_MODE"},
+    {"SDDP_GPUS", "ddp-gpus", "DDP_GPUS"},
+    {"SDDP_PROCS", "ddp-procs", "DDP_PROCS"},
+    {"SDDP_PORT", "ddp-port", "DDP_PORT"},
+    {"SDDP_RESTARTS", "ddp-restarts", "DDP_RESTARTS"},
+    {"SDDP_VERBOSE", "ddp-verbose", "DDP_VERBOSE"},
+    {"SDDP_REQUEUE", "ddp-requeue", nullptr},
+    {"SDDP_HANG_TIMEOUT", "ddp-hang-timeout", "DDP_HANG_TIMEOUT"},
+    {"SDDP_SPARES", "ddp-spares", "DDP_SPARES"},
+    {"SDDP_MIN_NODES", "ddp-min-nodes", "DDP_MIN_NODES"},
+    {"SDDP_STRAGGLERS", "ddp-stragglers", "DDP_STRAGGLERS"},
+    {"SDDP_PREFLIGHT", "ddp-preflight", "DDP_PREFLIGHT"},
 };
+
+// Looks a variable up: its value, or nullopt when it is not set.
+using EnvLookup = std::function<std::optional<std::string>(const char*)>;
 
 // Applies one option as Slurm delivers it: `value` is nullptr for a flag given
 // on the command line and the literal "(null)" for a flag or an optional
@@ -105,9 +124,16 @@ Status apply_option(DdpRequest& request, std::string_view option, const char* va
 // anything is allocated, so a typo costs the user seconds, not a queue wait.
 Status validate(const DdpRequest& request);
 
-// Applies the DDP_* variables for every option the command line did not give.
-// `lookup(name)` returns the variable's value or nullopt.
-Status apply_environment(DdpRequest& request, const std::function<std::optional<std::string>(const char*)>& lookup);
+// Applies the SDDP_* variables for every option the command line did not give,
+// only when the request is active (--ddp on, no --no-ddp); otherwise it reads
+// nothing. A malformed value is an error naming the variable and the fix.
+Status apply_environment(DdpRequest& request, const EnvLookup& lookup);
+
+// The one warning line for retired names still set (before 0.4.0 the plugin
+// read DDP_PROCS and the like), e.g. "DDP_PROCS, DDP_RESTARTS are not read
+// any more: set SDDP_PROCS, SDDP_RESTARTS"; nullopt when none is set. For the
+// client commands under --ddp only: a job without --ddp has nothing to learn.
+std::optional<std::string> retired_variables_warning(const EnvLookup& lookup);
 
 // Refuses a second launcher in the agent shape: the agent already starts the
 // workers, so `srun --ddp torchrun ...` would start workers x workers.

@@ -131,7 +131,7 @@ void copy_settings(NodePlan& plan, const StepFacts& facts, const Settings& setti
   plan.stop_grace_ms = std::uint32_t(settings.stop_grace.value_or(stop_grace_for(facts.kill_wait)).count());
   plan.verbose = request.verbose;
   plan.export_ib_hca = settings.export_ib_hca;
-  // --ddp-requeue, or the site's default when the user said nothing (DDP_REQUEUE=0 says no).
+  // --ddp-requeue, or the site's default when the user said nothing (SDDP_REQUEUE=0 says no).
   plan.requeue = request.requeue.value_or(settings.requeue);
   plan.requeue_wait_ms = std::uint32_t(settings.requeue_wait.count());
   plan.hang_timeout_ms =
