@@ -32,6 +32,13 @@
       agent, a forged `STOPPED unhealthy` toward node 0. Prints "ready" once
       listening, then one line per connection, until S seconds have passed.
 
+  rdzv_peer.py checkflood [--keep N] [--seconds S]
+      Another user on a node during --ddp-preflight: waits for the first new
+      listening port of the kernel's range (the agent's check port, opened
+      before its JOIN), then, until that port closes or S seconds pass, keeps
+      opening connections to it that send nothing, N open at a time (each new
+      one after the oldest is closed). Prints "ready", then one JSON line.
+
 The proofs are the documented ones (common/ddp/wire/rdzv_auth.hpp; protocol
 1-8's in rdzv_protocol.hpp; the messages in rdzv_messages.hpp):
 HMAC-SHA256(secret as text, "slurm-ddp rdzv v2 client-mac run=R node=N snonce=S cnonce=C addr=A port=P"),
@@ -293,17 +300,28 @@ def squat_refuse(agent, a):
     return f"answered {answer.split(' ')[0]} with REFUSED; then {read_line(agent, 5)}"
 
 
-def squat_relay(agent, a):
-    for target in a.to.split(","):
-        host, port = target.rsplit(":", 1)
-        try:
-            node0 = connect(host, int(port), timeout=2)
-        except OSError:
-            continue
-        challenge_line = read_line(node0, 2)
-        if f" run={a.run} " not in challenge_line:
+def rendezvous_behind(a):
+    """A connection to the first of --to that challenges as RUN's rendezvous
+    (node 0's may start listening after an agent knocked here), and its CHALLENGE."""
+    end = time.monotonic() + 5
+    while time.monotonic() < end:
+        for target in a.to.split(","):
+            host, port = target.rsplit(":", 1)
+            try:
+                node0 = connect(host, int(port), timeout=2)
+            except OSError:
+                continue
+            challenge_line = read_line(node0, 2)
+            if f" run={a.run} " in challenge_line:
+                return target, node0, challenge_line
             node0.close()
-            continue
+        time.sleep(0.1)
+    return None, None, None
+
+
+def squat_relay(agent, a):
+    target, node0, challenge_line = rendezvous_behind(a)
+    if node0 is not None:
         agent.sendall(challenge_line.encode() + b"\n")
         agent.sendall(b"START attempt=0 master_addr=10.99.99.99 master_port=4444 counts=1 groups=0\n")
         answer = read_line(agent, 5)
@@ -315,6 +333,42 @@ def squat_relay(agent, a):
         return f"relayed to {target}: agent said {answer.split(' ')[0]}, node 0 said {said[:40]}; " \
                f"then the agent: {read_line(agent, 5)}"
     return "no rendezvous of the run behind any --to"
+
+
+def listening_ports():
+    """Ports with a socket in LISTEN (IPv4) in this network namespace."""
+    ports = set()
+    with open("/proc/net/tcp") as f:
+        for row in f.readlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            if state == "0A":
+                ports.add(int(local.split(":")[1], 16))
+    return ports
+
+
+def cmd_checkflood(a):
+    before = listening_ports()
+    print("ready", flush=True)
+    end = time.monotonic() + a.seconds
+    port = None
+    while port is None and time.monotonic() < end:
+        new = [p for p in listening_ports() - before if p >= 32768]
+        port = min(new) if new else None
+        time.sleep(0.005)
+    opened, held, turn = 0, [], 0
+    while port is not None and time.monotonic() < end and (turn % 50 or port in listening_ports()):
+        turn += 1
+        try:
+            held.append(connect("127.0.0.1", port, timeout=1))
+            opened += 1
+        except OSError:
+            pass
+        while len(held) > a.keep:
+            held.pop(0).close()
+        time.sleep(0.002)
+    for s in held:
+        s.close()
+    print(json.dumps({"port": port, "opened": opened}), flush=True)
 
 
 def cmd_stream(a):
@@ -376,9 +430,12 @@ def main():
     q.add_argument("--mode", choices=("refuse", "relay"), required=True)
     q.add_argument("--to", default="")
     q.add_argument("--seconds", type=float, default=60)
+    c = sub.add_parser("checkflood")
+    c.add_argument("--keep", type=int, default=12)
+    c.add_argument("--seconds", type=float, default=60)
     a = p.parse_args()
     {"malformed": cmd_malformed, "flood": cmd_flood, "stream": cmd_stream, "replay": cmd_replay,
-     "squat": cmd_squat}[a.cmd](a)
+     "squat": cmd_squat, "checkflood": cmd_checkflood}[a.cmd](a)
 
 
 if __name__ == "__main__":
