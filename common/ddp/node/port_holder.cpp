@@ -107,12 +107,17 @@ std::optional<UnixSocketOwner> unix_socket_owner(std::string_view name) {
       const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
-      int left = int(n);
-      for (auto* h = reinterpret_cast<const nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-        if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR) done = true;
-        if (done) break;
+      // NLMSG_OK and NLMSG_NEXT, spelled out without their mixed-sign comparison.
+      for (std::size_t at = 0; !done && at + sizeof(nlmsghdr) <= std::size_t(n);) {
+        const auto* h = reinterpret_cast<const nlmsghdr*>(buf + at);
+        if (h->nlmsg_len < sizeof(nlmsghdr) || at + h->nlmsg_len > std::size_t(n)) {
+          done = true;  // not the kernel's answer: stop reading rather than wait for more
+          break;
+        }
+        done = h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR;
         UnixSocketOwner owner;
-        if (!found && diag_matches(h, name, owner)) found = owner;
+        if (!done && !found && diag_matches(h, name, owner)) found = owner;
+        at += NLMSG_ALIGN(h->nlmsg_len);
       }
     }
   }
