@@ -1,7 +1,6 @@
 #include "launch.hpp"
 
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <cstring>
 
 #include "ddp/node/affinity.hpp"
+#include "ddp/node/descriptors.hpp"
 #include "ddp/node/netif.hpp"
 #include "ddp/node/port_claim.hpp"
 #include "ddp/plan/worker_env.hpp"
@@ -45,6 +45,16 @@ void say_plan(const NodePlan& plan) {
     if (i < plan.placements.size()) line += " " + describe_placement(plan.placements[i]);
     say(line);
   }
+}
+
+// In the task's process, before the exec of the agent or of the task-shape
+// worker: descriptors slurmstepd left open must not leak into the user's
+// processes (close_range(), or where the kernel or a seccomp filter refuses
+// it, a walk of /proc/self/fd).
+Status close_stepd_descriptors() {
+  if (cloexec_from(3)) return Ok{};
+  return fail("cannot close slurmstepd's descriptors before the user's program starts (close_range() and "
+              "/proc/self/fd both failed): is /proc mounted in the job's namespace?");
 }
 
 }  // namespace
@@ -99,7 +109,7 @@ Status become_worker(spank_t sp, const NodePlan& plan) {
     if (auto pinned = pin_to(plan.placements[local].cpus); !pinned)
       say("worker " + std::to_string(plan.rank_base + local) + " left unbound: " + pinned.error());
   }
-  return Ok{};
+  return close_stepd_descriptors();
 }
 
 Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& plan) {
@@ -146,9 +156,8 @@ Status launch_agent(spank_t sp, const std::string& agent_path, const NodePlan& p
   // execs the agent itself, as the user, in the task's own process. What that
   // skips: plugins after this one in plugstack.conf, TaskProlog and
   // --task-prolog, TMPDIR creation, PropagateResourceLimits. The agent resolves
-  // the user's command with the job's PATH. Descriptors slurmstepd left open
-  // must not leak into the user's processes.
-  ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+  // the user's command with the job's PATH.
+  if (auto closed = close_stepd_descriptors(); !closed) return closed;
   ::execve(path.c_str(), agent_argv.data(), envp);
   return fail("execve(" + agent_path + ") failed: " + std::strerror(errno));
 }

@@ -4,9 +4,9 @@
 #include <sys/socket.h>
 
 #include <cstdlib>
-#include <numeric>
 
 #include "ddp/base/parse.hpp"
+#include "ddp/plan/step_env.hpp"
 #include "ddp/plan/workers.hpp"
 #include "ddp/wire/node_plan.hpp"
 
@@ -19,13 +19,6 @@ Result<T> item(spank_t sp, spank_item_t which, const char* what) {
   T value{};
   if (spank_get_item(sp, which, &value) != ESPANK_SUCCESS) return fail(std::string("Slurm did not tell the ") + what);
   return value;
-}
-
-std::vector<std::string> split_commas(const std::string& list) {
-  std::vector<std::string> out;
-  if (trim(list).empty()) return out;
-  for (const auto item : split_list(list)) out.emplace_back(trim(item));
-  return out;
 }
 
 // What the user asked of pyxis, NVIDIA's container plugin, in its own words;
@@ -182,32 +175,10 @@ Result<StepFacts> gather_step_facts(spank_t sp) {
     return fail("node index " + std::to_string(f.node_id) + " is outside the node list '" + nodes->list + "'");
   f.shape = step_shape(batch, f.total_tasks, f.nodes.size());
 
-  f.partition = env.get("SLURM_JOB_PARTITION").value_or("");
-  if (!batch) {
-    const auto per_node = env.get("SLURM_STEP_TASKS_PER_NODE");
-    if (per_node) {
-      auto counts = parse_tasks_per_node(*per_node);
-      if (!counts) return fail(counts.error());
-      f.tasks_per_node = std::move(counts).value();
-    }
-    if (f.tasks_per_node.size() != f.nodes.size()) f.tasks_per_node.assign(f.nodes.size(), f.local_tasks);
-    // A heterogeneous step (srun A : B) is one step per component, each with
-    // its own job id and node indices, while the step's variables describe all
-    // components together: the components' agents would never agree on node 0
-    // and the rendezvous would time out. Slurm 22.05 has no spank item for the
-    // component, so it shows as task counts that do not add up.
-    if (env.get("SLURM_HET_SIZE") &&
-        std::accumulate(f.tasks_per_node.begin(), f.tasks_per_node.end(), std::uint64_t(0)) != f.total_tasks)
-      return fail(
-          "--ddp cannot run a heterogeneous step (srun ... : ...): each component is a step of its own; give "
-          "--ddp to one srun of one component (in a heterogeneous job: srun --het-group=N --ddp ...)");
-  }
-  f.step_gpus = split_commas(env.get(batch ? "SLURM_JOB_GPUS" : "SLURM_STEP_GPUS").value_or(""));
-  f.visible_gpus = split_commas(env.get("CUDA_VISIBLE_DEVICES").value_or(""));
-  f.local_rank_set = env.get("LOCAL_RANK").has_value();
+  const auto read = read_step_env(f, batch, [&](const char* name) { return env.get(name); });
+  if (env.error()) return fail(*env.error());
+  if (!read) return fail(read.error());
   f.container = container_request(sp, env);
-  if (const auto wait = env.get("SLURM_DDP_KILL_WAIT"))
-    if (const auto s = parse_uint(*wait, 0, 65535, "SLURM_DDP_KILL_WAIT")) f.kill_wait = std::chrono::seconds(*s);
   if (env.error()) return fail(*env.error());
 
   int argc = 0;

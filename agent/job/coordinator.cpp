@@ -52,7 +52,7 @@ Status Coordinator::listen(const std::vector<std::uint16_t>& candidates, PortRan
   for (const auto port : candidates) {
     PortClaim claim;
     if (port != 0) {
-      auto outcome = claim_port(port, std::nullopt);
+      auto outcome = claim_port(port, std::nullopt, refusals.size() < 4);  // the first few named
       if (auto* refused = std::get_if<PortRefusal>(&outcome)) {
         refusals.push_back(*refused);
         continue;
@@ -65,7 +65,7 @@ Status Coordinator::listen(const std::vector<std::uint16_t>& candidates, PortRan
       rdzv_claim_ = std::move(claim);
       return Ok{};
     }
-    refusals.push_back({port, PortRefusal::Holder::OtherProcess, tcp_port_holder(port)});
+    refusals.push_back({port, PortRefusal::Holder::OtherProcess, refusals.size() < 4 ? tcp_port_holder(port) : ""});
   }
   return fail(no_free_port("the rendezvous port", range, refusals, kernel_ephemeral_ports()));
 }

@@ -7,6 +7,10 @@
 # attempt, so every step restarts once on a new MASTER_PORT. Node 0's agents
 # claim each port (ddp/node/port_claim.hpp): every step ends 0, and the six
 # held six rendezvous ports and six MASTER_PORTs at one time.
+# Then the holders are named truthfully (ddp/node/port_holder.hpp): another
+# step's agent holding a --ddp-port is "another slurm-ddp step"; another user
+# who binds every claim name of the range (half of them listening) and a TCP
+# port, as anyone can, is named by pid and user as a process that is not one.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 config=${1:?path to the site config named in plugstack.conf}
@@ -90,3 +94,65 @@ for port in $(sed -n 's/.*holds MASTER_PORT \([0-9]*\).*/\1/p' "$out"/*.out) "${
   ((port >= 23100 && port <= 23115)) || fail "port $port is outside PortRange=23100-23115"
 done
 pass "six concurrent 2-node steps, two attempts each, 16-port range: 0 collisions, rendezvous ports ${rdzv_of[*]}"
+
+# --- who holds a port, named truthfully ---------------------------------------
+# A step's agent holds MASTER_PORT 23300 (--ddp-port): a second step on it is
+# refused, the holder named as a step.
+bg_srun holder -N1 --ddp=cpu --ddp-port=23300 /bin/sh -c 'echo holding; sleep 8'
+wait_lines "$WORK/holder.out" "holding" 1 30
+run srun -N1 --ddp=cpu --ddp-port=23300 true
+expect_failure "a step on the --ddp-port another step's agent holds"
+expect_in "$ERR" "MASTER_PORT 23300 (--ddp-port) is in use on node 0 by another slurm-ddp step (pid " \
+  "another step's agent is named as a step"
+wait_exit "$BG_PID" 30
+
+# Another user squats the range's claim names in node 0's network namespace,
+# as anyone can bind an abstract socket's name; even ones listen, odd ones
+# only hold the name. And a TCP port, for --ddp-port.
+mallory=ddp-mallory
+id -u "$mallory" >/dev/null 2>&1 || useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$mallory"
+muid=$(id -u "$mallory")
+squat=$(cat <<'PY'
+import os, socket, sys, time
+held = []
+if sys.argv[1] == "claims":
+    for port in range(23100, 23116):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(f"\0slurm-ddp/port/{port}")
+        if port % 2 == 0:
+            s.listen()
+        held.append(s)
+else:
+    held.append(socket.socket())
+    held[0].bind(("", 23301))
+    held[0].listen()
+print("holding", os.getpid(), flush=True)
+time.sleep(60)
+PY
+)
+node0=$CLUSTER_NAME-n0
+squatter=
+trap 'kill $squatter 2>/dev/null; printf "%s\n" "$good" >"$config"; cleanup_work' EXIT
+# squat WHAT: user mallory holds WHAT (claims, tcp) on node 0; its pid in $spid.
+squat() {
+  [[ -z $squatter ]] || { kill "$squatter"; wait "$squatter" 2>/dev/null || true; }
+  ip netns exec "sddp-$CLUSTER_NAME-n0" runuser -u "$mallory" -- "$PYTHON" -c "$squat" "$1" >"$WORK/squat-$1.out" 2>&1 &
+  squatter=$!
+  wait_lines "$WORK/squat-$1.out" "holding" 1 10
+  spid=$(awk '{ print $2 }' "$WORK/squat-$1.out")
+}
+squat claims
+run srun -N1 -w "$node0" --ddp=cpu true
+expect_failure "a step whose every rendezvous port another user squats"
+expect_in "$ERR" "none of the 16 port(s) tried in PortRange=23100-23115 (16 ports) is free on node 0: 0 held by other slurm-ddp steps, 16 by other processes (" \
+  "the squatted claims are not counted as steps"
+expect_in "$ERR" "pid $spid, user $mallory (uid $muid), holding the port's claim name;" "a listening squatter named"
+expect_in "$ERR" "pid $spid, user $mallory (uid $muid), holding the port's claim name without listening" \
+  "a squatter that only holds the name named"
+squat tcp
+run srun -N1 -w "$node0" --ddp=cpu --ddp-port=23301 true
+expect_failure "a --ddp-port another user listens on"
+expect_in "$ERR" "MASTER_PORT 23301 (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (pid $spid, user $mallory (uid $muid), listening)" \
+  "the TCP port's holder named by pid and user"
+kill "$squatter" 2>/dev/null || true
+pass "holders named: another step's agent as a step; user $mallory's squatted claims and TCP port by pid and user"

@@ -47,7 +47,7 @@ trap 'kill $holder 2>/dev/null || true' EXIT
 sleep 1
 run srun -N2 --ddp=cpu --ddp-port=$port true
 expect_failure "--ddp-port in use"
-expect_in "$ERR" "root cause: MASTER_PORT $port (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (user root (uid 0), listening)" "port in use message"
+expect_in "$ERR" "root cause: MASTER_PORT $port (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (pid $holder, user root (uid 0), listening)" "port in use message, naming its pid"
 kill $holder 2>/dev/null || true
 
 # A failing worker: srun's exit code is the worker's, and the root cause names

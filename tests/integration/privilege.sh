@@ -8,6 +8,7 @@
 #    processes, PATH and variables that look like they name an agent do not
 #    change which agent runs (only plugstack.conf and the site config do).
 #  - A value quoted in a message cannot forge a line in slurmd's log.
+#  - The workers get descriptors 0, 1 and 2 only, in either shape.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 agent=${1:?path of the ddp-agent that plugstack.conf names}
@@ -50,6 +51,20 @@ expect_eq "$(sort -u <<<"$OUT")" "self=$want parent=$want comm=ddp-agent exe=$ag
 as_user srun -N1 -n2 --ddp=cpu "$WORK/ids.sh"
 expect_rc 0 "task shape as $user"
 expect_eq "$(sed 's/ parent=.*//' <<<"$OUT" | sort -u)" "self=$want" "each task (one worker) runs as $user"
+
+# --- the workers hold no descriptor but 0, 1 and 2 ------------------------------
+# Nothing of slurmstepd's, the plugin's or the agent's reaches the user's
+# programs (ddp/node/descriptors.hpp): each worker lists its own descriptors,
+# the one ls opens to read them aside.
+extra_fds() { awk '/ -> / && $(NF-2) !~ /^[012]$/ && $NF !~ /^\/proc\/[0-9]+\/fd$/' <<<"$OUT"; }
+as_user srun -N2 --ddp=cpu --ddp-procs=2 ls -l /proc/self/fd
+expect_rc 0 "agent shape: workers list their descriptors"
+expect_eq "$(grep -c ' 2 -> ' <<<"$OUT")" "4" "four workers listed theirs"
+expect_eq "$(extra_fds)" "" "descriptors an agent-shape worker holds beyond 0, 1 and 2"
+as_user srun -N1 -n2 --ddp=cpu ls -l /proc/self/fd
+expect_rc 0 "task shape: workers list their descriptors"
+expect_eq "$(grep -c ' 2 -> ' <<<"$OUT")" "2" "two tasks listed theirs"
+expect_eq "$(extra_fds)" "" "descriptors a task-shape worker holds beyond 0, 1 and 2"
 
 # --- a hostile environment has no root-side effect ----------------------------
 # Baselines without it: the binding plan, computed in slurmstepd (user_init).

@@ -49,6 +49,7 @@ Suite* parse_suite();
 Suite* request_suite();
 Suite* plan_suite();
 Suite* ports_suite();
+Suite* descriptors_suite();
 Suite* step_plan_suite();
 Suite* worker_env_suite();
 Suite* site_config_suite();

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,11 +170,60 @@ START_TEST(a_claimed_port_names_its_holder) {
   ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   ck_assert(std::holds_alternative<PortRefusal>(theirs));
-  CK_CONTAINS(std::get<PortRefusal>(theirs).who, "pid " + std::to_string(child) + ", user ");
+  // Not a step (slurmstepd did not start it): named as such, with pid and user.
+  ck_assert(std::get<PortRefusal>(theirs).holder == PortRefusal::Holder::OtherProcess);
+  CK_CONTAINS(describe_holder(std::get<PortRefusal>(theirs)),
+              "a process that is not a slurm-ddp step (pid " + std::to_string(child) + ", user ");
+  CK_CONTAINS(std::get<PortRefusal>(theirs).who, "holding the port's claim name");
   // Its holder gone, the port is free again: nothing to clean up.
   ck_assert(std::holds_alternative<PortClaim>(claim_port(std::uint16_t(base() + 21), std::nullopt)));
   ::close(ready[0]);
   ::close(ready[1]);
+}
+END_TEST
+
+// Anyone may bind a claim's name, listening or not: such a holder is named
+// (pid and user) as a process that is not a slurm-ddp step, also in the
+// error of a full range, and never counted among the steps.
+START_TEST(a_claim_name_bound_by_another_process_is_named_as_not_a_step) {
+  const auto port = std::uint16_t(base() + 22);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  socklen_t length = 0;
+  const sockaddr_un addr = claim_address(port, length);
+  ck_assert_int_eq(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), length), 0);  // never listens
+  auto refused = claim_port(port, std::nullopt);
+  ck_assert(std::holds_alternative<PortRefusal>(refused));
+  const auto& refusal = std::get<PortRefusal>(refused);
+  ck_assert(refusal.holder == PortRefusal::Holder::OtherProcess);
+  // This process (pid and user: /proc shows its own descriptors) or, where
+  // /proc does not, its user from the kernel's sock_diag.
+  CK_CONTAINS(refusal.who, user_text(::geteuid()) + ", holding the port's claim name without listening");
+  CK_CONTAINS(refusal.who, "pid " + std::to_string(::getpid()) + ", ");
+  auto full = claim_first_free("the rendezvous port", {port, port}, {port}, std::nullopt);
+  CK_CONTAINS(full.error(), "0 held by other slurm-ddp steps, 1 by other processes (" + std::to_string(port) + ": pid ");
+  // Unnamed (past the first few of a search): still not counted as a step.
+  auto quiet = claim_port(port, std::nullopt, false);
+  ck_assert(std::get<PortRefusal>(quiet).holder == PortRefusal::Holder::OtherProcess);
+  ::close(fd);
+}
+END_TEST
+
+// A step's claim is held by slurmstepd (real uid 0: the task shape) or by a
+// process it started (node 0's agent); a name is anyone's to choose.
+START_TEST(a_step_is_told_by_slurmstepd_s_real_uid_not_by_names) {
+  const ProcessFacts stepd{"slurmstepd", 0, 1}, agent{"ddp-agent", 1001, 42}, fake{"slurmstepd", 1001, 7};
+  ck_assert(is_step_process(stepd, ProcessFacts{"slurmd", 0, 1}));
+  ck_assert(is_step_process(agent, stepd));
+  ck_assert(!is_step_process(agent, fake));                       // a user's process named slurmstepd
+  ck_assert(!is_step_process(fake, ProcessFacts{"bash", 1001, 1}));
+  ck_assert(!is_step_process(agent, std::nullopt));               // its parent gone or hidden
+  ck_assert(!is_step_process(ProcessFacts{"sleep", 0, 1}, ProcessFacts{"sudo", 0, 1}));  // root, not Slurm's
+  // This process: read from /proc, not a step.
+  const auto self = process_facts(::getpid());
+  ck_assert(self.has_value());
+  ck_assert_int_eq(self->parent, ::getppid());
+  ck_assert_int_eq(int(self->real_uid), int(::getuid()));
+  ck_assert(!is_step_process(*self, process_facts(self->parent)));
 }
 END_TEST
 
@@ -189,7 +239,8 @@ START_TEST(a_port_another_process_listens_on_is_passed_and_named) {
   auto refused = claim_port(port, "127.0.0.1");
   ck_assert(std::holds_alternative<PortRefusal>(refused));
   ck_assert(std::get<PortRefusal>(refused).holder == PortRefusal::Holder::OtherProcess);
-  CK_CONTAINS(std::get<PortRefusal>(refused).who, ", listening");
+  CK_CONTAINS(std::get<PortRefusal>(refused).who, "pid " + std::to_string(::getpid()) + ", " +
+                                                      user_text(::geteuid()) + ", listening");
   // The search moves past it; the user's own choice says who has it.
   const auto after = std::uint16_t(port + 1);
   auto next = claim_first_free("MASTER_PORT", {port, after}, {port, after}, "127.0.0.1");
@@ -197,7 +248,7 @@ START_TEST(a_port_another_process_listens_on_is_passed_and_named) {
   ck_assert_uint_eq(next.value().port(), after);
   auto chosen = claim_first_free("MASTER_PORT", {port, port}, {port}, "127.0.0.1", true);
   CK_CONTAINS(chosen.error(), "MASTER_PORT " + std::to_string(port) +
-                                  " (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (user ");
+                                  " (--ddp-port) is in use on node 0 by a process that is not a slurm-ddp step (pid ");
   CK_CONTAINS(chosen.error(), "choose another port with --ddp-port=PORT");
   ::close(fd);
 }
@@ -224,6 +275,8 @@ END_TEST
 Suite* ports_suite() {
   return make_suite("ports", {candidates_are_distinct_inside_the_range_from_the_start, a_fixed_port_is_the_only_candidate,
                               steps_sharing_node_0_never_share_a_port, a_claimed_port_names_its_holder,
+                              a_claim_name_bound_by_another_process_is_named_as_not_a_step,
+                              a_step_is_told_by_slurmstepd_s_real_uid_not_by_names,
                               a_port_another_process_listens_on_is_passed_and_named,
                               a_full_range_is_named_with_its_holders_and_the_fix});
 }

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "ddp/base/parse.hpp"
+#include "ddp/node/descriptors.hpp"
 
 namespace ddp::agent {
 
@@ -53,6 +54,7 @@ Status Command::start(const std::vector<std::string>& argv, std::chrono::millise
     ::setpgid(0, 0);  // its own group: killing it kills what it started too
     ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);
+    ddp::cloexec_from(3);  // the command gets 0, 1 and 2 only
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the agent blocks the signals its signalfd reads

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "ddp/node/descriptors.hpp"
+
 namespace ddp::agent {
 
 WorkerGroup::~WorkerGroup() {
@@ -84,6 +86,9 @@ void WorkerGroup::become_worker(const Launch& launch, char* const* argv, char* c
   if (workers_nofile_) ::setrlimit(RLIMIT_NOFILE, &*workers_nofile_);
   if (launch.stdout_fd >= 0) ::dup2(launch.stdout_fd, 1);
   if (launch.stderr_fd >= 0) ::dup2(launch.stderr_fd, 2);
+  // A worker gets 0, 1 and 2 only: whatever else the agent holds (its
+  // sockets, pipes, what it inherited from slurmstepd) closes on exec.
+  ddp::cloexec_from(3);
   // The agent itself may be pinned to one CPU (Slurm 22.05 implies --exact
   // with --cpus-per-task); each worker gets its own planned CPUs instead.
   if (launch.cpus && ::sched_setaffinity(0, sizeof(cpu_set_t), &*launch.cpus) != 0) {

@@ -1,6 +1,5 @@
 #include "ddp/node/port_claim.hpp"
 
-#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -13,42 +12,10 @@
 #include <utility>
 
 #include "ddp/node/netif.hpp"
+#include "ddp/node/port_holder.hpp"
 
 namespace ddp {
 
-namespace {
-
-sockaddr_un claim_address(std::uint16_t port, socklen_t& length) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  const std::string name = "slurm-ddp/port/" + std::to_string(port);
-  std::memcpy(addr.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: the abstract namespace
-  length = socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-  return addr;
-}
-
-std::string user_text(uid_t uid) {
-  const passwd* pw = ::getpwuid(uid);
-  return "user " + (pw ? std::string(pw->pw_name) + " (uid " + std::to_string(uid) + ")" : "uid " + std::to_string(uid));
-}
-
-// The claim's holder, asked through the claim itself.
-std::string claim_holder(std::uint16_t port) {
-  socklen_t length = 0;
-  const sockaddr_un addr = claim_address(port, length);
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return "";
-  std::string who;
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), length) == 0 &&
-      ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0)
-    who = cred.pid == ::getpid() ? "this step" : "pid " + std::to_string(cred.pid) + ", " + user_text(cred.uid);
-  ::close(fd);
-  return who;
-}
-
-}  // namespace
 
 PortClaim::PortClaim(PortClaim&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), port_(std::exchange(other.port_, 0)) {}
@@ -77,7 +44,7 @@ std::variant<PortClaim, PortRefusal> claim_port(std::uint16_t port, const std::o
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), length) != 0) {
     const int err = errno;
     ::close(fd);
-    if (err == EADDRINUSE) return PortRefusal{port, Holder::SlurmDdpStep, name_holder ? claim_holder(port) : ""};
+    if (err == EADDRINUSE) return claim_holder(port, name_holder);
     return PortRefusal{port, Holder::Unknown, std::string("claim: ") + std::strerror(err)};
   }
   // Listening only so that a step turned away can ask who holds it. Nothing
@@ -121,27 +88,6 @@ Result<PortClaim> claim_first_free(std::string_view what, PortRange range, const
                 describe_holder(refusals[0]) + "; choose another port with --ddp-port=PORT, or leave it out and " +
                 "let slurm-ddp pick a free one from PortRange");
   return fail(no_free_port(what, range, refusals, kernel_ephemeral_ports()));
-}
-
-std::string tcp_port_holder(std::uint16_t port) {
-  std::string found;
-  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream in(table);
-    std::string line;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::string slot, local, remote, state, queues, timer, retransmits;
-      unsigned long uid = 0;
-      if (!(fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid)) continue;
-      const auto colon = local.rfind(':');
-      if (colon == std::string::npos || std::strtoul(local.c_str() + colon + 1, nullptr, 16) != port) continue;
-      const bool listening = state == "0A";
-      if (found.empty() || listening) found = user_text(uid_t(uid)) + (listening ? ", listening" : ", a connection");
-      if (listening) return found;
-    }
-  }
-  return found;
 }
 
 std::optional<PortRange> kernel_ephemeral_ports() {

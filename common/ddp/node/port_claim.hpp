@@ -8,8 +8,10 @@
 // network namespace like the port, needs no file, no root and no cleanup (the
 // kernel drops it with the last descriptor, however the holder ends), and its
 // holder can be named (it listens; SO_PEERCRED on a connection to it gives
-// the holder's pid and uid). A process that is not a slurm-ddp step is found
-// by binding the TCP port as TCPStore would, and named from /proc/net/tcp.
+// the holder's pid and uid). The name is anyone's to bind: port_holder.hpp
+// tells a step's claim from another process's. A process that binds the TCP
+// port itself is found by binding it as TCPStore would, and named from
+// /proc/net/tcp.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 
 #include "ddp/base/parse.hpp"
 #include "ddp/base/result.hpp"
+#include "ddp/node/port_holder.hpp"
 #include "ddp/plan/ports.hpp"
 
 namespace ddp {
@@ -57,10 +60,6 @@ Result<PortClaim> claim_first_free(std::string_view what, PortRange range, const
                                    const std::optional<std::string>& tcp_address, bool users_choice = false);
 // `refusal` as the user reads it: "another slurm-ddp step (pid 42, user alice)".
 std::string describe_holder(const PortRefusal& refusal);
-
-// Who has TCP `port` bound on this node ("user bob (uid 1001), listening"), from
-// /proc/net/tcp and tcp6; empty when not found.
-std::string tcp_port_holder(std::uint16_t port);
 
 // net.ipv4.ip_local_port_range of this node's network namespace.
 std::optional<PortRange> kernel_ephemeral_ports();

@@ -87,7 +87,7 @@ Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t ste
 
 Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text) {
   std::vector<std::uint32_t> counts;
-  const std::string what = "SLURM_TASKS_PER_NODE=" + std::string(text);
+  const std::string what = "SLURM_STEP_TASKS_PER_NODE=" + printable(text, 80);
   text = trim(text);
   if (text.empty()) return fail(what + " is empty");
   for (auto item : split_list(text)) {
@@ -99,7 +99,7 @@ Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text) {
       repeat = *r;
       item = item.substr(0, paren);
     }
-    auto n = parse_uint(item, 0, kMaxWorkersPerNode, what);
+    auto n = parse_uint(item, 1, kMaxWorkersPerNode, what);  // every node of a step runs a task
     if (!n) return fail(n.error());
     if (counts.size() + repeat > (1u << 20)) return fail(what + ": too many nodes");
     counts.insert(counts.end(), repeat, std::uint32_t(*n));

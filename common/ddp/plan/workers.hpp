@@ -45,7 +45,8 @@ Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_
 Status check_task_gpu_view(std::size_t visible_gpus, std::uint32_t local_rank, std::uint32_t local_tasks,
                            bool one_gpu_per_worker);
 
-// SLURM_TASKS_PER_NODE ("2(x3),1") expanded to one count per node: [2, 2, 2, 1].
+// SLURM_STEP_TASKS_PER_NODE ("2(x3),1") expanded to one count per node: [2, 2, 2, 1].
+// A node of a step runs at least one task: a count of 0 is refused.
 Result<std::vector<std::uint32_t>> parse_tasks_per_node(std::string_view text);
 
 }  // namespace ddp
