@@ -64,8 +64,10 @@ std::vector<StragglerVerdict> StragglerRule::judge(const std::vector<NodeSeat>& 
     for (std::size_t j = 0; j < seats.size(); ++j)
       if (j != i) others.push_back(mean[j]);
     const double m = median(others), sd = stddev(others);
+    // Against one other node there is no spread to judge the noise by: twice its figure.
+    const double ratio = others.size() < 2 ? kMinRatioOfOne : kMinRatio;
     const auto [now, local] = busiest(loads[i], gpu);
-    const bool slow = mean[i] >= kMinBusy && mean[i] >= 1.5 * m && mean[i] > m + 3 * sd && now >= kMinBusyNow;
+    const bool slow = mean[i] >= kMinBusy && mean[i] >= ratio * m && mean[i] > m + 3 * sd && now >= kMinBusyNow;
     if (!slow || !named_.insert(seats[i].node).second) continue;
     named.push_back({loads[i].attempt, seats[i], local, loads[i].on_cpu[local], loads[i].waiting[local],
                      loads[i].throttled, gpu ? std::optional(loads[i].nccl[local]) : std::nullopt,

@@ -5,7 +5,8 @@
 // in a 5 s window is its busiest worker's share of it on a CPU or waiting
 // for one; its mean over the last 6 windows (30 s) is judged. A node is
 // named, once per attempt, when that mean is at least 60%, at least 1.5
-// times the other nodes' median mean, and more than 3 of their standard
+// times the other nodes' median mean (twice, when there is one other node:
+// no spread to judge its noise by), and more than 3 of their standard
 // deviations above it, and its last window is at least 50% (it is slow
 // now). Megatron-LM names a rank 10% and 1 sigma off the mean; we ask more:
 // on nodes that share their cores single windows swing 2.5x while healthy
@@ -65,6 +66,8 @@ class StragglerRule {
   static constexpr std::uint32_t kMinBusy = 600;     // permille, over the windows
   static constexpr std::uint32_t kMinBusyNow = 500;  // permille, in the last one
   static constexpr std::size_t kWindows = 6;
+  static constexpr double kMinRatio = 1.5;       // times the other nodes' median
+  static constexpr double kMinRatioOfOne = 2.0;  // times the one other node's
   void reset();
   std::vector<StragglerVerdict> judge(const std::vector<NodeSeat>& seats, const std::vector<rdzv::Load>& loads);
 
