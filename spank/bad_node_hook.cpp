@@ -59,10 +59,12 @@ int ms_until(Clock::time_point t) {
   ::_exit(127);
 }
 
-// What the pipe holds now, without waiting; `open` false at its end.
+// What the pipe holds now, 64 KiB at most (a hook that writes without end
+// must not keep us from its deadline), without waiting; `open` false at its
+// end.
 void read_available(int fd, std::string& said, bool& open) {
   char buf[4096];
-  for (;;) {
+  for (int reads = 0; reads < 16; ++reads) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) open = false;

@@ -114,6 +114,21 @@ START_TEST(a_hook_that_closes_its_output_and_sleeps_ends_at_the_deadline) {
 }
 END_TEST
 
+// A hook that prints without end: its output read 1 KiB for the log, and
+// the reading never keeps the runner from the deadline.
+START_TEST(a_hook_that_prints_without_end_is_cut_at_the_deadline) {
+  const Scratch s;
+  const auto hook = s.write("hook", "#!/bin/sh\nexec yes spam\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto log = spank::run_hook(open_hook(hook), runs_for(2), std::chrono::seconds(1));
+  ck_assert_msg(seconds_since(t0) < 2.2, "the runs took %.1f s; the budget is 1 s", seconds_since(t0));
+  ck_assert_uint_eq(log.size(), 2);
+  const std::string head = "BadNodeHook " + hook + " for n0 (killed at the deadline): spam\nspam\n";
+  ck_assert(log[0].starts_with(head));
+  ck_assert_uint_le(log[0].size(), head.size() + 1024);
+}
+END_TEST
+
 // A hook that leaves a child holding its output: its run ends with the hook
 // (not when the output closes), and the child is killed with it.
 START_TEST(a_hook_that_leaves_a_child_running_ends_with_its_run) {
@@ -203,6 +218,7 @@ END_TEST
 Suite* bad_node_hook_suite() {
   return make_suite("bad_node_hook",
                     {a_hook_that_closes_its_output_and_sleeps_ends_at_the_deadline,
+                     a_hook_that_prints_without_end_is_cut_at_the_deadline,
                      a_hook_that_leaves_a_child_running_ends_with_its_run,
                      a_shell_hook_and_a_program_run_from_their_descriptors,
                      a_hook_replaced_after_the_check_is_not_what_runs,
