@@ -121,8 +121,8 @@ Result<BadNodes> read_bad_nodes(spank_t sp, ReportFifo& fifo) {
   if (!record) return fail(record.error());
   out.record = std::move(record).value();
   const auto report = read_bad_node_report(text, [&](const std::string& n) { return hostlist_contains(*nodes, n); });
-  for (const auto& why : report.refused)
-    for_admin(out.where + ": a line of its report of bad nodes refused: " + why);
+  // One line however many were refused: the user writes the report.
+  if (const auto refused = refused_summary(report); !refused.empty()) for_admin(out.where + ": " + refused);
   out.nodes = report.nodes;
   return out;
 }

@@ -15,7 +15,7 @@
 //
 // The content comes from the user's processes, so it is a claim, never a
 // fact: a line is accepted only for a node of the step as slurmctld has it
-// (not as the job's environment says), with a reason of plain text.
+// (not as the job's environment says), its reason made plain text.
 #pragma once
 
 #include <sys/types.h>
@@ -65,7 +65,8 @@ struct BadNodes {
 // nodes (make_report_fifo's; asked again if it had none), with the job's
 // record (slurm_load_job); removes the FIFO. Empty nodes when there was no
 // bad node (slurmctld is not asked then). Refused lines go to slurmd's
-// log; an error only when slurmctld did not answer.
+// log as one line (refused_summary); an error only when slurmctld did not
+// answer.
 Result<BadNodes> read_bad_nodes(spank_t sp, ReportFifo& fifo);
 
 }  // namespace ddp::spank

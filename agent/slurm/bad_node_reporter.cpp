@@ -13,7 +13,8 @@ void BadNodeReporter::tick(const std::vector<BadNode>& bad) {
   if (fifo_.empty() || sent_ >= bad.size()) return;
   // Non-blocking: the plugin holds the read end for the step's life (ENXIO:
   // it does not, and nobody would read); a full pipe drops the line rather
-  // than stop the loop. Each line is one write below PIPE_BUF: never torn.
+  // than stop the loop. Each line is one write below PIPE_BUF (its reason
+  // cut to kMaxReasonChars by bad_node_line): never torn.
   const int fd = ::open(fifo_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) {
     spdlog::warn(

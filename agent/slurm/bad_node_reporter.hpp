@@ -3,8 +3,10 @@
 // (DDP_PLAN_BAD_NODE_REPORT) as it is taken out. The plugin reads it as root
 // when the step ends: the nodes go into the job's ExcNodeList if it was
 // requeued (spank/requeue_exclusion.hpp), and to the site's BadNodeHook if
-// it has one (spank/bad_node_hook.hpp). No FIFO in the plan (standalone, the
-// task shape): nothing to do.
+// it has one (spank/bad_node_hook.hpp). Each line is bad_node_line's, whose
+// reason is in the form root reads (plain_reason: printable ASCII, 300
+// characters at most). No FIFO in the plan (standalone, the task shape):
+// nothing to do.
 #pragma once
 
 #include <cstddef>

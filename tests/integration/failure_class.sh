@@ -81,7 +81,7 @@ expect_in "$ERR" "class killed: killed from outside" "a plain SIGKILL is not an 
 # the step ends: the main cluster reads the default site config, made here.
 site_conf=/etc/slurm/ddp.conf
 [[ ! -e $site_conf ]] || fail "$site_conf exists: this test makes its own (BadNodeHook=); move it away"
-hook_dir=$(mktemp -d /tmp/ddp-hook-XXXXXX)  # root's, 0700
+hook_dir=$(mktemp -d /run/ddp-hook-XXXXXX)  # root's, 0700, in a directory only root can write to (not /tmp)
 cat >"$hook_dir/hook" <<SH
 #!/bin/sh
 env | grep -E '^(SLURM_JOB_ID|SLURM_STEP_ID|SLURM_JOB_USER|DDP_)' | sort >"$hook_dir/said-\$SLURM_JOB_ID-\$DDP_BAD_NODE"
@@ -123,7 +123,8 @@ said=$(cat "$hook_dir"/said-*-"$CLUSTER_NAME-n0" 2>/dev/null) || fail "the hook 
 expect_in "$said" "DDP_BAD_NODE_REASONS=forged" "a forged line about a node of the job is passed on, as a claim"
 reports=("$hook_dir"/said-*)
 expect_not_in "${reports[*]}" "login9" "a node outside the job is never passed on"
-expect_in "$(cat "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log")" "node login9 is not a node of this step" \
+expect_in "$(cat "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log")" \
+  "1 line of node 0's report was refused (first: line 2: node login9 is not a node of this step)" \
   "and is named in slurmd's log"
 expect_eq "$(sinfo -h -n "$CLUSTER_NAME-n0" -o %t)" "idle" "node 0 is not drained"
 rm -f "$site_conf"

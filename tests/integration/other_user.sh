@@ -24,7 +24,7 @@ mallory=ddp-mallory
 id -u "$mallory" >/dev/null 2>&1 || useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$mallory"
 site_conf=/etc/slurm/ddp.conf
 [[ ! -e $site_conf ]] || fail "$site_conf exists: this test makes its own (BadNodeHook=); move it away"
-hook_dir=$(mktemp -d /tmp/ddp-hook-XXXXXX)  # root's, 0700
+hook_dir=$(mktemp -d /run/ddp-hook-XXXXXX)  # root's, 0700, in a root-only directory (the hook rule)
 printf '#!/bin/sh\necho "$DDP_BAD_NODE" >>"%s/reported"\n' "$hook_dir" >"$hook_dir/hook"
 chmod 755 "$hook_dir/hook"
 echo "BadNodeHook=$hook_dir/hook" >"$site_conf"

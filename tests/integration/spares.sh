@@ -10,6 +10,11 @@
 #      workers): the same, ranks 2 and 3 now on node 2.
 #   3. A worker of node 1 fails and the site's HealthCheck fails there: node 1
 #      is taken out of the step and the spare takes its place.
+#   4. The same in a batch job with --ddp-requeue, the HealthCheck saying 400
+#      characters with a degree sign: node 1 is kept out of the requeued job
+#      and the site's BadNodeHook hears of it, its reason cut and in ASCII.
+#   5. A BadNodeHook that closes its output and sleeps: the step still ends
+#      within 15 s (every run of the hook in a step has 10 s).
 # srun returns once slurmctld declares the lost node DOWN (SlurmdTimeout); its
 # exit code is 0 on Slurm 22.05, and 1 from 23.02 on, which marks any step
 # that lost a node (src/api/step_launch.c); the run's verdict is the agents'.
@@ -21,7 +26,24 @@ args=(--model mlp --data /usr/share/datasets/fashion-mnist --limit-train 16384 -
 lost=$CLUSTER_NAME-n1
 veth=sddp${CLUSTER_NAME}1
 
-finish() { node_back 1 || true; cleanup_work; }
+# The cluster's BadNodeHook (tests/integration/CMakeLists.txt): in a directory
+# only root can write to, as the plugin requires; it says what it was told.
+hook_dir=/run/ddp-test-$CLUSTER_NAME
+rm -rf "$hook_dir" && mkdir -m 0700 "$hook_dir"
+cat >"$hook_dir/hook" <<SH
+#!/bin/sh
+env | grep -E '^(SLURM_JOB_ID|DDP_)' | sort >"$hook_dir/said-\$SLURM_JOB_ID-\$DDP_BAD_NODE"
+echo "reported \$DDP_BAD_NODE"
+SH
+chmod 755 "$hook_dir/hook"
+# A hook that outlived its deadline (the bug part 5 looks for): its session.
+end_sleepers() {
+  local f
+  for f in "$hook_dir"/sleeper-*.pid; do
+    if [[ -e $f ]]; then kill -KILL -- "-$(cat "$f")" 2>/dev/null || true; fi
+  done
+}
+finish() { end_sleepers; rm -rf "$hook_dir"; node_back 1 || true; cleanup_work; }
 trap finish EXIT
 # wait_then_stamp FILE PATTERN SECONDS: the time the pattern first showed up.
 wait_then_stamp() { wait_lines "$1" "$2" 1 "$3"; now; }
@@ -121,4 +143,73 @@ expect_in "$ERR" "(its own failure before: worker rank 3 (local rank 1) on node 
 expect_eq "$(grep '^attempt=1 ' <<<"$OUT" | grep -c "node=$CLUSTER_NAME-n2")" "2" "two ranks on the spare"
 expect_eq "$(grep -c '^final step=40 ' <<<"$OUT")" "4" "every rank finished"
 expect_not_in "$ERR" "Node failure" "Slurm lost no node"
-pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s; an unhealthy node replaced (Slurm $(slurm_version))"
+
+# 4. Node 1's HealthCheck says 400 characters with a degree sign, in a batch
+# job with --ddp-requeue; Slurm's warning (USR1) then requeues the job. Node
+# 0's slurmstepd, as the step ends, keeps node 1 out of the requeued job and
+# runs the site's hook for it, its reason cut to 300 characters of ASCII.
+cat >"$WORK/unhealthy.sh" <<'SH'
+#!/bin/sh
+if [ "$TORCHELASTIC_RESTART_COUNT" = 0 ] && [ "$SLURMD_NODENAME" = "$DDP_TEST_UNHEALTHY" ]; then exit 1; fi
+trap 'exit 0' USR1
+echo "rank $RANK running on $SLURMD_NODENAME"
+sleep 60 &
+wait
+SH
+chmod +x "$WORK/unhealthy.sh"
+printf '#!/bin/bash\nsrun -k --ddp=cpu --ddp-spares=1 --ddp-requeue %q\n' "$WORK/unhealthy.sh" >"$WORK/requeue.sh"
+says="GPU at 95 °C, $(printf 'x%.0s' {1..400})"
+id=$(DDP_TEST_UNHEALTHY=$lost DDP_TEST_UNHEALTHY_SAYS=$says \
+  sbatch --parsable -N3 -o "$WORK/requeue.out" -e "$WORK/requeue.err" "$WORK/requeue.sh") || fail "sbatch refused"
+wait_lines "$WORK/requeue.out" "running on $CLUSTER_NAME-n2" 1 60
+scancel --signal=USR1 "$id"
+requeue_done() {
+  info=$(scontrol show job "$id")
+  [[ $info == *Restarts=1* && $info == *"ExcNodeList=$lost"* && $info != *JobHeldUser* ]]
+}
+deadline=$((SECONDS + 60))
+until requeue_done || ((SECONDS > deadline)); do sleep 0.2; done
+scancel "$id"
+expect_in "$info" "Restarts=1" "node 0 requeued the job"
+[[ $info == *"ExcNodeList=$lost"* ]] ||
+  fail "the requeued job does not exclude the unhealthy node 1 (scontrol: $(grep -o 'ExcNodeList=[^ ]*' <<<"$info")); \
+node 0's slurmd said: $(grep -e "\[$id\.0\] ddp:" "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log" | tail -5)"
+deadline=$((SECONDS + 10))
+until [[ -e $hook_dir/said-$id-$lost ]] || ((SECONDS > deadline)); do sleep 0.2; done
+said=$(cat "$hook_dir/said-$id-$lost" 2>/dev/null) ||
+  fail "the BadNodeHook was not run for the unhealthy $lost; node 0's slurmd said: \
+$(grep -e "\[$id\.0\] ddp:" "$CLUSTER_DIR/log/slurmd-$CLUSTER_NAME-n0.log" | tail -5)"
+reasons=$(sed -n 's/^DDP_BAD_NODE_REASONS=//p' <<<"$said")
+expect_in "$reasons" 'failed: GPU at 95 \xc2\xb0C, xxxxxxxxxx' "the hook hears the check's words, in ASCII"
+expect_eq "${#reasons}" "300" "the reason's length, cut"
+expect_eq "${reasons: -6}" " [...]" "the cut is marked"
+
+# 5. A hook that closes its output, ignores SIGTERM and sleeps: slurmstepd
+# runs it before it tells slurmctld the step is complete, so the step would
+# wait for it. Killed at the step's 10 s: node 0's slurmstepd ends within 15 s
+# of srun. (A forged line for node 0 is reason enough to run the hook.)
+cat >"$hook_dir/hook.new" <<SH
+#!/bin/sh
+echo \$\$ >"$hook_dir/sleeper-\$SLURM_JOB_ID.pid"
+exec >&- 2>&-
+trap '' TERM
+sleep 600
+SH
+chmod 755 "$hook_dir/hook.new" && mv "$hook_dir/hook.new" "$hook_dir/hook"
+run srun -N2 --ddp=cpu /bin/sh -c 'if [ "$RANK" = 0 ]; then echo "job $SLURM_JOB_ID on $SLURMD_NODENAME"
+  printf "node=%s reasons=forged\n" "$SLURMD_NODENAME" >"/run/slurm-ddp/$SLURM_JOB_ID.$SLURM_STEP_ID"; fi'
+srun_at=$(now)
+expect_rc 0 "a step whose report runs a hook that never ends"
+read -r job node0 < <(sed -n 's/^job \([0-9]*\) on \(.*\)/\1 \2/p' <<<"$OUT")
+deadline=$((SECONDS + 30))
+while [[ -n $(node_processes "slurmstepd: \[$job\.0\]") ]] && ((SECONDS < deadline)); do sleep 0.2; done
+stepd_took=$(since "$srun_at" "$(now)")
+hook_log=$(grep -e "\[$job\.0\] ddp:" "$CLUSTER_DIR/log/slurmd-$node0.log" || true)
+awk -v t="$stepd_took" 'BEGIN { exit !(t < 15) }' ||
+  fail "node 0's slurmstepd of step $job.0 ended $stepd_took s after srun, expected within 15 s; slurmd said: $hook_log"
+expect_in "$hook_log" "BadNodeHook $hook_dir/hook for $node0 (killed at the deadline)" \
+  "slurmd's log says the hook was killed at the step's deadline"
+sleeper=$(cat "$hook_dir/sleeper-$job.pid")
+[[ ! -e /proc/$sleeper ]] || [[ $(awk '{print $3}' "/proc/$sleeper/stat") == Z ]] || fail "the hook outlived its deadline"
+pass "spares: a cut node replaced, training again after ${cut_resume} s, srun back after ${cut_srun} s, the uninterrupted run's parameters; a crashed node replaced, PyTorch again after ${crash_resume} s, srun back after ${crash_srun} s; an unhealthy node replaced, kept out of the requeued job and reported with its 400-character reason cut; a hook \
+that never ends killed: slurmstepd done ${stepd_took} s after srun (Slurm $(slurm_version))"

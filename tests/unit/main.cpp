@@ -8,7 +8,7 @@ int main() {
                    environment_suite(), netif_suite(), agent_suite(), lifecycle_suite(), job_suite(), binding_suite(),
                    rdzv_protocol_suite(), rdzv_auth_suite(), rdzv_messages_suite(), output_suite(), roster_suite(), trainer_data_suite(), token_data_suite(), gpt_layers_suite(),
                    trainer_math_suite(), trainer_model_suite(), trainer_cnn_suite(), trainer_dist_suite(), trainer_resume_suite(),
-                   progress_file_suite(), bad_node_report_suite(), nccl_profiler_suite()})
+                   progress_file_suite(), bad_node_report_suite(), bad_node_hook_suite(), nccl_profiler_suite()})
     srunner_add_suite(runner, s);
   srunner_run_all(runner, CK_NORMAL);
   const int failed = srunner_ntests_failed(runner);

@@ -77,6 +77,7 @@ Suite* rdzv_auth_suite();
 Suite* rdzv_messages_suite();
 Suite* progress_file_suite();
 Suite* bad_node_report_suite();
+Suite* bad_node_hook_suite();
 Suite* nccl_profiler_suite();
 Suite* output_suite();
 Suite* roster_suite();

@@ -436,19 +436,6 @@ START_TEST(hostlists_out_of_bounds_never_reach_slurms_parser) {
 }
 END_TEST
 
-START_TEST(trusted_program_is_executable_and_roots_alone) {
-  const Scratch s;
-  const auto script = s.write("hook", "#!/bin/sh\n", 0755);
-  // The scratch folder is ours (root's, in CI); a program must be root's.
-  if (::getuid() == 0) ck_assert(check_trusted_program(script, "BadNodeHook").ok());
-  CK_CONTAINS(check_trusted_program(s.write("plain", "#!/bin/sh\n", 0644), "BadNodeHook").error(),
-              "is not an executable file; fix with: chmod 755");
-  CK_CONTAINS(check_trusted_program(s.write("open", "#!/bin/sh\n", 0777), "BadNodeHook").error(),
-              "must be owned by root and writable only by root");
-  CK_CONTAINS(check_trusted_program(s.dir + "/none", "BadNodeHook").error(), "cannot open BadNodeHook");
-}
-END_TEST
-
 Suite* site_config_suite() {
   return make_suite(
       "site_config",
@@ -457,7 +444,7 @@ Suite* site_config_suite() {
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
        stop_grace_follows_kill_wait, requeue_default_and_wait, kill_switch_site_wide_or_per_partition_with_its_origin,
        hang_timeout_default_and_overrides, preflight_default_and_overrides, health_check_path_and_timeout,
-       bad_node_hook_global_only, trusted_program_is_executable_and_roots_alone,
+       bad_node_hook_global_only,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,
        trusted_file_refuses_group_or_other_writable_with_the_fix, trusted_file_refuses_what_is_not_a_regular_file,
        trusted_file_through_a_link_checks_the_target_and_names_it,

@@ -380,15 +380,4 @@ Result<std::optional<std::string>> read_trusted_file(const std::string& path, st
   return std::optional<std::string>(std::move(text));
 }
 
-Status check_trusted_program(const std::string& path, std::string_view what) {
-  const int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (raw < 0) return fail("cannot open " + std::string(what) + " " + path + ": " + std::strerror(errno));
-  const FileDescriptor closer{raw};
-  struct stat st {};
-  if (::fstat(raw, &st) != 0) return fail("cannot check " + std::string(what) + " " + path + ": " + std::strerror(errno));
-  if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IXUSR))
-    return fail(std::string(what) + " " + path + " is not an executable file; fix with: chmod 755 " + path);
-  return check_trusted(st, path, what, 0);
-}
-
 }  // namespace ddp

@@ -124,10 +124,6 @@ Result<SiteConfig> parse_site_config(std::string_view text, std::string_view ori
 // exist (the caller decides whether that is fine).
 Result<std::optional<std::string>> read_trusted_file(const std::string& path, std::string_view what, uid_t owner = 0);
 
-// A program root runs (BadNodeHook=): an executable regular file that only
-// root can have written, nor replaced (read_trusted_file's checks).
-Status check_trusted_program(const std::string& path, std::string_view what);
-
 // Does hostlist expression `nodes` ("gpu[001-064],login1") contain `node`?
 // The plugin answers with Slurm's own hostlist code.
 using NodeMatcher = std::function<bool(const std::string& nodes, const std::string& node)>;
