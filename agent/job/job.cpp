@@ -326,6 +326,9 @@ void Job::on_event(const Tick&) { decide_hang(); }
 
 void Job::on_event(const Disconnected& e) {
   Node& n = nodes_[e.node];
+  // Through the handshake but not joined (its agent gave the port up just as
+  // node 0 let it in): nothing of it is in the job yet; it comes back.
+  if (!n.join && !n.lost) return;
   if (n.finished) {
     n.left = true;
     return;

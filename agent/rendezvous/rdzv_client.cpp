@@ -229,7 +229,7 @@ void RdzvClient::on_handshake(const rdzv::Message& m) {
   if (m.verb == "REFUSED") {
     auto refused = rdzv::Refused::from_message(m);
     if (!refused) return pass_by("malformed REFUSED: " + refused.error());
-    if (challenge_->version == rdzv::kProtocolVersion &&
+    if (challenge_->version >= rdzv::kProtocolVersion &&
         rdzv::mac_equal(refused->mac, rdzv::refusal_proof(facts(), refused->reason)))
       return lost("the rendezvous refused this node: " + refused->reason);
     if (challenge_->version != rdzv::kProtocolVersion) return pass_by(other_release_text());
@@ -254,9 +254,11 @@ void RdzvClient::on_order(const rdzv::Order& order) {
 }
 
 // The handshake keeps its form across releases: a coordinator of another
-// version still gets this node's RESPONSE, in the older proof with a marked
-// nonce (rdzv_auth.hpp), so that it can end the step naming both releases;
-// this node cannot tell it from a stranger posing as one, and looks on.
+// version still gets this node's RESPONSE, so that it can end the step
+// naming both releases. An older one (protocol 3-8) in its older proof with
+// a marked nonce (rdzv_auth.hpp): its refusal carries no proof, so this node
+// cannot tell it from a stranger posing as one, and looks on. A newer one
+// in this protocol's proof, bound to its port: its refusal is proven.
 void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
   if (challenge.run != config_.run_id || !rdzv::check_nonce(challenge.nonce)) {
     // A neighbour step's rendezvous (or not one at all): say so, and look on.
@@ -270,7 +272,7 @@ void RdzvClient::on_challenge(const rdzv::Challenge& challenge) {
   rdzv::Response response;
   response.node = config_.node_rank;
   response.release = kVersion;
-  if (challenge.version == rdzv::kProtocolVersion) {
+  if (challenge.version >= rdzv::kProtocolVersion) {
     client_nonce_ = rdzv::random_hex(rdzv::kNonceBytes);
     response.cnonce = client_nonce_;
     response.mac = rdzv::client_proof(facts());
@@ -286,7 +288,9 @@ rdzv::HandshakeFacts RdzvClient::facts() const {
   return {config_.secret, config_.run_id, config_.node_rank, server_nonce_, client_nonce_, {peer_addr_, port()}};
 }
 
-std::string RdzvClient::other_release_text() const {
+std::string RdzvClient::other_release_text() {
+  other_release_ = "port " + std::to_string(port()) + ": the rendezvous there says it runs slurm-ddp " +
+                   printable(challenge_->release, 40) + " (protocol " + std::to_string(challenge_->version) + ")";
   return "the rendezvous there says it runs slurm-ddp " + printable(challenge_->release, 40) + " (protocol " +
          std::to_string(challenge_->version) + "), this node slurm-ddp " + kVersion + " (protocol " +
          std::to_string(rdzv::kProtocolVersion) +
@@ -376,8 +380,9 @@ void RdzvClient::tick_looking(Clock::time_point now) {
     return lost("node " + std::to_string(config_.node_rank) + " (" + config_.join.host +
                 ") cannot reach the rendezvous on node 0 at " + config_.coordinator_addr + ports_text() + via + ": " +
                 last_error_ + " (" + std::to_string(tries_) + " tries in " +
-                std::to_string(config_.rdzv_timeout.count() / 1000) +
-                " s); check that node 0's agent started and that the port is open between compute nodes");
+                std::to_string(config_.rdzv_timeout.count() / 1000) + " s" +
+                (other_release_.empty() ? std::string() : "; earlier, " + other_release_ + ", this node slurm-ddp " + kVersion) +
+                "); check that node 0's agent started and that the port is open between compute nodes");
   }
   const bool overdue = challenge_due_ && now > *challenge_due_;
   if (connecting_fd_ >= 0 && overdue) {  // SYNs dropped: a firewall, or node 0 swamped

@@ -95,7 +95,7 @@ class RdzvClient {
   void on_challenge(const rdzv::Challenge& challenge);
   void on_welcome(const rdzv::Welcome& welcome);
   rdzv::HandshakeFacts facts() const;  // this connection's, for the proofs (rdzv_auth.hpp)
-  std::string other_release_text() const;
+  std::string other_release_text();  // and noted in other_release_, for the message at the timeout
   void join_older_coordinator();
   std::string older_coordinator_text() const;
   void on_order(const rdzv::Order& order);
@@ -123,6 +123,7 @@ class RdzvClient {
   int tries_ = 0;
   std::minstd_rand random_;  // the retries' spread
   std::string last_error_ = "not tried yet";
+  std::string other_release_;  // a port that said it runs another release: kept past later ports' errors
 };
 
 }  // namespace ddp::agent

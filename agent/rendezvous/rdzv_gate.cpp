@@ -305,25 +305,25 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
     return rdzv::HandshakeFacts{config_.secret, config_.run_id, r->node, peer.server_nonce, r->cnonce, peer.node0};
   };
   const bool well_formed = r && r->node < config_.nnodes && rdzv::check_nonce(r->cnonce);
-  // This release's agents prove the secret for this address and port; an
-  // older one in the older proof (it is refused by name, below).
+  // This release's agents (and later ones) prove the secret for this address
+  // and port; an older one in the older proof (it is refused by name, below).
   const bool proved =
-      well_formed && (r->version == rdzv::kProtocolVersion
+      well_formed && (r->version >= rdzv::kProtocolVersion
                           ? rdzv::mac_equal(r->mac, rdzv::client_proof(facts()))
                           : rdzv::mac_equal(r->mac, rdzv::client_mac(config_.secret, config_.run_id, r->node,
                                                                       peer.server_nonce, r->cnonce)));
   if (!proved) {
     // Not one of this step's agents: another job, a stale agent, a port scan,
     // a response recorded elsewhere (the proof binds this connection's own
-    // nonce), or one made for another port and relayed here.
-    peer.conn->send(rdzv::Refused{"authentication failed"}.to_message());
-    return refuse(id, "failed authentication",
-                  "rendezvous: refused a connection from " + peer.remote +
+    // nonce), or one made for another port and relayed here. (The text
+    // first: a failed send closes the peer and erases it.)
+    const auto line = "rendezvous: refused a connection from " + peer.remote +
                       ": it could not prove the step's secret for this port (" + peer.node0.addr + ":" +
-                      std::to_string(peer.node0.port) + ")",
-                  "authentication failed");
+                      std::to_string(peer.node0.port) + ")";
+    peer.conn->send(rdzv::Refused{"authentication failed"}.to_message());
+    return refuse(id, "failed authentication", line, "authentication failed");
   }
-  if (r->version != rdzv::kProtocolVersion) {
+  if (r->version < rdzv::kProtocolVersion) {
     // An agent of this release answers an older challenge with a marked
     // nonce: here, that answer was relayed from a port that posed as an
     // older rendezvous. No older agent sent it; the step goes on.
@@ -336,6 +336,7 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
                     "relayed");
     return refuse_version(id, peer, *r);
   }
+  if (r->version != rdzv::kProtocolVersion) return refuse_version(id, peer, *r);  // a newer agent, proven for this port
   if (const auto reason = events_.admit(r->node)) {
     spdlog::warn("rendezvous: refused {}: {}", peer.remote, *reason);
     // Closing by id: a failed send closes the peer and erases it (on_close),
@@ -348,9 +349,11 @@ void RdzvGate::handle_response(std::uint64_t id, Peer& peer, const rdzv::Message
   --pending_;
   waiting_.remove(id);
   events_.admitted(r->node, id);
-  peer.conn->send(rdzv::Welcome{rdzv::server_proof(facts())}.to_message());
-  peer.conn->seal(rdzv::Seal(rdzv::session_key(facts()), rdzv::Seal::Side::Node0),
-                  "node " + std::to_string(r->node) + " (" + peer.remote + ")");
+  rdzv::Seal seal(rdzv::session_key(facts()), rdzv::Seal::Side::Node0);
+  const auto who = "node " + std::to_string(r->node) + " (" + peer.remote + ")";
+  auto* conn = peer.conn.get();  // kept alive in the graveyard if the send fails and erases `peer`
+  conn->send(rdzv::Welcome{rdzv::server_proof(facts())}.to_message());
+  conn->seal(std::move(seal), who);  // the WELCOME went out plain; every line after it is sealed
 }
 
 // A node of this step (it proved the secret) that runs another release: it

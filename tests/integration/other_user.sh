@@ -6,14 +6,15 @@
 #      as anyone can) and answers the agents as a rendezvous of the step
 #      would, up to a REFUSED without node 0's proof: the agents pass it by,
 #      the step meets at the next port and ends 0;
-#   2. the same port, relaying each agent to node 0's real port and adding
-#      lines of its own (a forged START toward the agent, a forged `STOPPED
-#      unhealthy` toward node 0): the step ends 0, no node is taken out,
-#      nothing reaches the site's BadNodeHook, node 0's log names the forged
-#      line;
-#   3. during --ddp-preflight=swap, it keeps a dozen idle connections open
-#      to node 1's check port of a 3-node step, hundreds of new ones a
-#      second: no healthy node is named, the run ends 0.
+#   2. the same port, relaying each agent's handshake to node 0's real port
+#      and adding lines of its own (a forged `STOPPED unhealthy` toward node
+#      0, a forged START toward the agent): node 0 refuses the relayed answer
+#      (its proof names the squatted port) and says so, the agent passes the
+#      unproven refusal by; the step ends 0, no node is taken out, nothing
+#      reaches the site's BadNodeHook;
+#   3. during --ddp-preflight=swap, it keeps 40 idle connections open to
+#      node 1's check port of a 3-node step, hundreds of new ones a second:
+#      no healthy node is named, the run ends 0.
 # Each part fails on slurm-ddp 0.3.0: the refusal or the forged START ends
 # node 1's agent and the step waits out the rendezvous timeout; the flood
 # evicts node 0's transfer and node 1 is taken out.
@@ -49,10 +50,8 @@ wait_ready() { wait_lines "$1" "^ready" 1 10 || fail "the other user's process d
 # it from the job id and the PortRange of the world-readable ddp.conf (the
 # default here): common/ddp/plan/ports.cpp.
 first_candidate() {
-  awk -v job="$1" -v step=0 -v first=20000 -v last=29999 'BEGIN {
-    span = last - first + 1
-    job_offset = (job * 2654435761) % span
-    print first + (job_offset + ((step + 1) * 64) % span) % span }'
+  "$PYTHON" -c 'import sys; job, step, first, last = map(int, sys.argv[1:]); span = last - first + 1
+print(first + (job * 2654435761 % span + (step + 1) * 64 % span) % span)' "$1" 0 20000 29999
 }
 
 nodes="$CLUSTER_NAME-n0,$CLUSTER_NAME-n1"
@@ -81,7 +80,7 @@ for mode in refuse relay; do
   expect_not_in "$OUT" "taken out" "no node taken out ($mode)"
   if [[ $mode == relay ]]; then
     expect_in "$squat" "relayed to $addr0:" "the other user relayed to node 0's real port"
-    expect_in "$OUT" "STOPPED before authenticating" "node 0 names the forged line"
+    expect_in "$OUT" "it could not prove the step's secret for this port" "node 0 names the relayed answer"
   fi
 done
 sleep 1  # slurmstepd runs the hook as the step ends
@@ -89,7 +88,7 @@ sleep 1  # slurmstepd runs the hook as the step ends
 
 # 3. Node 1's check port flooded during --ddp-preflight=swap, 3 nodes (fewer
 # are not compared; were every transfer to fail, no node would be named).
-as_mallory_on 1 checkflood --keep 12 --seconds 40 >"$WORK/flood.log" 2>&1 &
+as_mallory_on 1 checkflood --keep 40 --seconds 40 >"$WORK/flood.log" 2>&1 &
 bg_pids+=($!)
 wait_ready "$WORK/flood.log"
 run srun -N3 --ddp=cpu --ddp-preflight=swap --ddp-verbose "$PYTHON" "$script"

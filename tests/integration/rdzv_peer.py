@@ -28,8 +28,9 @@
       step started (bound on every address). refuse: answers each agent as a
       rendezvous of RUN would, up to a REFUSED without node 0's proof. relay:
       passes each agent's connection on to the first of --to that answers as
-      RUN's rendezvous, adding lines of its own: a forged START toward the
-      agent, a forged `STOPPED unhealthy` toward node 0. Prints "ready" once
+      RUN's rendezvous (the CHALLENGE to the agent, its RESPONSE to node 0,
+      node 0's answer back), adding lines of its own after them: a forged
+      `STOPPED unhealthy` toward node 0, a forged START toward the agent. Prints "ready" once
       listening, then one line per connection, until S seconds have passed.
 
   rdzv_peer.py checkflood [--keep N] [--seconds S]
@@ -323,12 +324,12 @@ def squat_relay(agent, a):
     target, node0, challenge_line = rendezvous_behind(a)
     if node0 is not None:
         agent.sendall(challenge_line.encode() + b"\n")
-        agent.sendall(b"START attempt=0 master_addr=10.99.99.99 master_port=4444 counts=1 groups=0\n")
         answer = read_line(agent, 5)
-        node0.sendall(b"STOPPED attempt=0 unhealthy=forged%20by%20the%20squatter\n")
         node0.sendall(answer.encode() + b"\n")
+        node0.sendall(b"STOPPED attempt=0 unhealthy=forged%20by%20the%20squatter\n")
         said = read_line(node0, 5)
         agent.sendall(said.encode() + b"\n")
+        agent.sendall(b"START attempt=0 master_addr=10.99.99.99 master_port=4444 counts=1 groups=0\n")
         node0.close()
         return f"relayed to {target}: agent said {answer.split(' ')[0]}, node 0 said {said[:40]}; " \
                f"then the agent: {read_line(agent, 5)}"

@@ -554,7 +554,7 @@ rdzv::HandshakeFacts facts(const Peer& p, std::string_view secret, std::string_v
 std::string response(const Peer& p, const std::string& secret, const std::string& run, std::uint32_t node,
                      const std::string& snonce, std::uint32_t version = rdzv::kProtocolVersion) {
   const auto cnonce = rdzv::random_hex(rdzv::kNonceBytes);
-  const auto mac = version == rdzv::kProtocolVersion ? rdzv::client_proof(facts(p, secret, run, node, snonce, cnonce))
+  const auto mac = version >= rdzv::kProtocolVersion ? rdzv::client_proof(facts(p, secret, run, node, snonce, cnonce))
                                                      : rdzv::client_mac(secret, run, node, snonce, cnonce);
   return rdzv::encode(rdzv::Response{node, cnonce, mac, version, "9.9.9"}.to_message());
 }
@@ -709,6 +709,15 @@ END_TEST
 START_TEST(a_node_of_another_version_ends_the_rendezvous_naming_both) {
   quiet();
   Rig rig;
+  {  // a newer agent: this protocol's proof, for this port
+    auto& newer = rig.coordinator("301.0", kSecretA, 2);
+    Peer p(newer.port());
+    const auto s = p.challenge(rig, "301.0");
+    p.send(response(p, kSecretA, "301.0", 1, s, rdzv::kProtocolVersion + 1));
+    CK_CONTAINS(p.line(rig), "%28rendezvous%20protocol%20" + std::to_string(rdzv::kProtocolVersion + 1) + "%29");
+    for (int i = 0; i < 100 && !newer.verdict(); ++i) rig.turn();
+    ck_assert(newer.verdict() && newer.verdict()->exit_code() == 1);
+  }
   auto& c = rig.coordinator("300.0", kSecretA, 2);
   Peer old(c.port());
   const auto s = old.challenge(rig, "300.0");
@@ -722,20 +731,35 @@ START_TEST(a_node_of_another_version_ends_the_rendezvous_naming_both) {
 }
 END_TEST
 
-// The agent's side: a coordinator of another version still gets its
-// RESPONSE, in the older proof over a marked nonce (so an older node 0 can
-// name both releases); whatever it answers, the agent cannot tell it from a
-// stranger posing as one, so it looks on, and its message at the rendezvous
-// timeout names the other release.
+// The agent's side: an older coordinator (protocol 4-8) still gets its
+// RESPONSE, in the older proof over a marked nonce (so it can name both
+// releases); whatever it answers, the agent cannot tell it from a stranger
+// posing as one, so it looks on, and its message at the rendezvous timeout
+// names the other release. A newer coordinator gets this protocol's proof,
+// and its proven refusal ends the rendezvous at once.
 START_TEST(the_client_answers_another_version_and_names_both) {
   quiet();
   Rig rig;
   FakeCoordinator listener;
+  {
+    const auto lost = listener.client(rig, "401.0", milliseconds(1500));
+    Peer newer(listener.accept(rig));
+    const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
+    newer.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion + 1, "9.9.9", "401.0", snonce}.to_message()));
+    const auto r = rdzv::Response::from_message(*rdzv::decode(newer.line(rig)));
+    ck_assert(r.ok() && r->version == rdzv::kProtocolVersion && !rdzv::is_marked(r->cnonce));
+    const auto f = facts(newer, kSecretA, "401.0", 1, snonce, r->cnonce);
+    ck_assert(rdzv::mac_equal(r->mac, rdzv::client_proof(f)));
+    const std::string why = "node 1 runs slurm-ddp 0.4.0 (protocol 9) but node 0 runs slurm-ddp 9.9.9 (protocol 10)";
+    newer.send(rdzv::encode(rdzv::Refused{why, rdzv::refusal_proof(f, why)}.to_message()));
+    for (int i = 0; i < 200 && lost->empty(); ++i) rig.turn();
+    CK_STR_EQ(*lost, "the rendezvous refused this node: " + why);
+  }
   for (const bool refuse : {true, false}) {
     const auto lost = listener.client(rig, "400.0", milliseconds(1500));
     Peer coordinator(listener.accept(rig));
     const std::string snonce = rdzv::random_hex(rdzv::kNonceBytes);
-    coordinator.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion + 1, "9.9.9", "400.0", snonce}.to_message()));
+    coordinator.send(rdzv::encode(rdzv::Challenge{rdzv::kProtocolVersion - 1, "0.3.0", "400.0", snonce}.to_message()));
     const auto r = rdzv::Response::from_message(*rdzv::decode(coordinator.line(rig)));
     ck_assert(r.ok() && r->version == rdzv::kProtocolVersion);
     ck_assert(rdzv::is_marked(r->cnonce));
@@ -749,8 +773,7 @@ START_TEST(the_client_answers_another_version_and_names_both) {
     Peer back(listener.accept(rig));  // it looks on, until its rendezvous timeout
     const auto until = Clock::now() + milliseconds(3000);
     while (lost->empty() && Clock::now() < until) rig.turn();
-    CK_CONTAINS(*lost, "says it runs slurm-ddp 9.9.9 (protocol " + std::to_string(rdzv::kProtocolVersion + 1) +
-                           "), this node slurm-ddp ");
+    CK_CONTAINS(*lost, "says it runs slurm-ddp 0.3.0 (protocol " + std::to_string(rdzv::kProtocolVersion - 1) + ")");
     CK_CONTAINS(*lost, "install the same slurm-ddp release on every node");
   }
 }

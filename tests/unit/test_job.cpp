@@ -314,11 +314,24 @@ START_TEST(the_rendezvous_names_who_did_not_arrive) {
 }
 END_TEST
 
+// A node's agent that left before its JOIN (it gave the port up just as
+// node 0 admitted it) is not lost: it comes back, joins, and the job starts.
+START_TEST(a_node_that_leaves_before_it_joined_is_not_lost) {
+  Run run(plan_of(2, 0, 0, 0));
+  run.on(job::Joined{0, join_of(0)});
+  ck_assert(run.on(job::Disconnected{1, "connection closed by the peer"}).empty());
+  ck_assert(!run.job.refusal(1));
+  const auto joined = run.on(job::Joined{1, join_of(1)});
+  ck_assert(find<job::Start>(joined));
+}
+END_TEST
+
 Suite* job_suite() {
   return make_suite("job", {every_class_restarts_swaps_shrinks_or_ends_as_its_policy_says,
                             a_command_that_cannot_be_executed_ends_the_run_without_a_restart,
                             a_setup_failure_is_not_restarted_when_a_node_is_lost_meanwhile,
                             a_node_blamed_twice_is_taken_out_for_the_spare,
                             a_failure_after_a_hang_notice_waits_for_the_hang_report, slurms_stop_is_never_a_lost_node,
-                            every_node_finished_is_a_success, the_rendezvous_names_who_did_not_arrive});
+                            every_node_finished_is_a_success, the_rendezvous_names_who_did_not_arrive,
+                            a_node_that_leaves_before_it_joined_is_not_lost});
 }

@@ -19,7 +19,7 @@ double seconds(std::chrono::steady_clock::duration d) { return std::chrono::dura
 }  // namespace
 
 Status CheckSink::listen(std::uint16_t port) {
-  const int fd = listen_socket(port, false, 16);
+  const int fd = listen_socket(port, false, 128);
   if (fd < 0)
     return fail("cannot listen for the pre-flight's network checks on port " + std::to_string(port) + ": " +
                 std::strerror(-fd));
@@ -61,25 +61,44 @@ std::optional<int> CheckSink::oldest_waiting() const {
   return std::nullopt;
 }
 
+// Up to kAcceptBatch a wakeup, so that a flood does not fill the kernel's
+// queue and drop a real sender's SYN; each read at once, so that a real
+// transfer (its head sent right after its connect) is proven before the
+// next stranger could push it out of the waiting ones.
 void CheckSink::on_accept() {
+  constexpr int kAcceptBatch = 16;
+  for (int i = 0; i < kAcceptBatch && listen_fd_ >= 0 && !accept_paused_; ++i)
+    if (!accept_one()) return;
+}
+
+bool CheckSink::accept_one() {
   const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) {
-    if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM) return;
+    if (errno == EINTR || errno == ECONNABORTED) return true;
+    if (errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM) return false;
     // Out of descriptors: a stranger's goes, or the socket stays unpolled
     // until tick() (level-triggered, it would wake the loop for ever).
-    if (const auto victim = oldest_waiting()) return drop(*victim);
+    if (const auto victim = oldest_waiting()) {
+      drop(*victim);
+      return true;
+    }
     accept_paused_ = loop_.modify(listen_fd_, 0).ok();
-    return;
+    return false;
   }
   const auto waiting = std::count_if(peers_.begin(), peers_.end(), [](const auto& p) { return p.second.token.empty(); });
   if (std::size_t(waiting) >= kMaxWaiting) drop(*oldest_waiting());
   if (peers_.size() >= kMaxWaiting + kMaxTransfers) {  // every slot a proven transfer: no room
     ::close(fd);
-    return;
+    return true;
   }
   peers_[fd] = Peer{};
   arrival_.push_back(fd);
-  if (!loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) { on_readable(fd); })) drop(fd);
+  if (!loop_.add(fd, EPOLLIN, [this, fd](std::uint32_t) { on_readable(fd); })) {
+    drop(fd);
+    return true;
+  }
+  on_readable(fd);
+  return true;
 }
 
 void CheckSink::tick() {

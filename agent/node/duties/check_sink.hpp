@@ -13,7 +13,8 @@
 //
 // Strangers (any user on the cluster can connect): a first line that is not
 // a proven head closes the connection; at most kMaxWaiting connections wait
-// for their head, the oldest going for a new one; a proven transfer is never
+// for their head, the oldest going for a new one (each connection is read as
+// it is accepted: a real sender's head is there by then); a proven transfer is never
 // closed for a stranger's sake. Out of descriptors, the oldest waiting one
 // goes, or accepting pauses until tick(). So a flood can slow a transfer
 // (bandwidth), never end one and so never get a node named. The sender
@@ -68,6 +69,7 @@ class CheckSink {
   };
   static std::optional<double> rate_of(const Peer& peer);
   void on_accept();
+  bool accept_one();  // false: nothing more to accept now
   void on_readable(int fd);
   void drop(int fd);
   std::optional<int> oldest_waiting() const;
