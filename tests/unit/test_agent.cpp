@@ -70,18 +70,39 @@ std::string slurp(const fs::path& p) {
 
 void quiet() { spdlog::set_level(getenv("DDP_TEST_VERBOSE") ? spdlog::level::info : spdlog::level::off); }
 
+// The log (info and up, one line per message) in a string while it lives;
+// text() ends the capture: the logger before it back, quiet.
+class CapturedLog {
+ public:
+  CapturedLog() : saved_(spdlog::default_logger()) {
+    auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
+    logger->set_pattern("%v");
+    spdlog::set_default_logger(logger);
+    spdlog::set_level(spdlog::level::info);
+  }
+  ~CapturedLog() { end(); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+  std::string text() {
+    end();
+    return log_.str();
+  }
+
+ private:
+  void end() {
+    if (!saved_) return;
+    spdlog::set_default_logger(std::exchange(saved_, nullptr));
+    quiet();
+  }
+  std::ostringstream log_;
+  std::shared_ptr<spdlog::logger> saved_;
+};
+
 // Runs an agent with its log captured: the exit code and every line.
 std::pair<int, std::string> run_logged(agent::AgentSpec c) {
-  std::ostringstream log;
-  auto saved = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
-  logger->set_pattern("%v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::info);
+  CapturedLog log;
   const int rc = agent::run_agent(std::move(c));
-  spdlog::set_default_logger(saved);
-  quiet();
-  return {rc, log.str()};
+  return {rc, log.text()};
 }
 
 // An agent whose workers run `script` under --hang-timeout, its log captured.
@@ -509,7 +530,9 @@ class FakeCoordinator {
   std::uint16_t port() const { return port_; }
   // Node 1's agent of step `run`, on its way here; what it gives up with (the
   // message of its on_lost) lands in the string returned.
-  std::shared_ptr<std::string> client(Rig& rig, const std::string& run, milliseconds rdzv_timeout = milliseconds(60000)) {
+  // `then`: ports to try after this one.
+  std::shared_ptr<std::string> client(Rig& rig, const std::string& run, milliseconds rdzv_timeout = milliseconds(60000),
+                                      const std::vector<std::uint16_t>& then = {}) {
     auto lost = std::make_shared<std::string>();
     agent::ClientConfig cfg;
     cfg.run_id = run;
@@ -517,6 +540,7 @@ class FakeCoordinator {
     cfg.node_rank = 1;
     cfg.coordinator_addr = "127.0.0.1";
     cfg.coordinator_ports = {port_};
+    cfg.coordinator_ports.insert(cfg.coordinator_ports.end(), then.begin(), then.end());
     cfg.rdzv_timeout = rdzv_timeout;
     rig.clients
         .emplace_back(rig.loop, cfg,
@@ -579,6 +603,15 @@ bool welcomed(Peer& p, const std::string& line, const std::string& secret, const
   return true;
 }
 
+// `p` through the handshake as step `run`'s agent for `node`: welcomed
+// with node 0's proof, and sealed from here on.
+void join_as(Rig& rig, Peer& p, const std::string& secret, const std::string& run, std::uint32_t node) {
+  const auto snonce = p.challenge(rig, run);
+  const auto r = response(p, secret, run, node, snonce);
+  p.send(r);
+  ck_assert(welcomed(p, p.line(rig), secret, run, node, snonce, r));
+}
+
 constexpr auto kRefused = "REFUSED reason=authentication%20failed";
 
 START_TEST(a_response_from_another_job_is_refused) {
@@ -609,10 +642,7 @@ START_TEST(a_response_from_another_job_is_refused) {
   ck_assert(welcomed(to_a, to_a.line(rig), kSecretA, "100.0", 1, sa, recorded));
   // And job B's real node 1 still gets in.
   Peer real_b(b.port());
-  const auto sb = real_b.challenge(rig, "200.0");
-  const auto genuine = response(real_b, kSecretB, "200.0", 1, sb);
-  real_b.send(genuine);
-  ck_assert(welcomed(real_b, real_b.line(rig), kSecretB, "200.0", 1, sb, genuine));
+  join_as(rig, real_b, kSecretB, "200.0", 1);
   ck_assert_uint_eq(b.pending_peers(), 0);
 }
 END_TEST
@@ -647,10 +677,7 @@ START_TEST(a_response_replayed_on_a_new_connection_is_refused) {
   CK_STR_EQ(replay.line(rig), kRefused);
   // Node 1's slot is still free for the real node 1.
   Peer real1(a.port());
-  const auto s4 = real1.challenge(rig, "100.0");
-  const auto r4 = response(real1, kSecretA, "100.0", 1, s4);
-  real1.send(r4);
-  ck_assert(welcomed(real1, real1.line(rig), kSecretA, "100.0", 1, s4, r4));
+  join_as(rig, real1, kSecretA, "100.0", 1);
   rig.pump(milliseconds(50));
   ck_assert_uint_eq(a.open_peers(), 2);
 }
@@ -797,10 +824,7 @@ START_TEST(a_proof_made_for_another_port_or_address_is_refused) {
     CK_STR_EQ(relay.line(rig), "<eof>");
   }
   Peer real(a.port());
-  const auto s = real.challenge(rig, "100.0");
-  const auto r = response(real, kSecretA, "100.0", 1, s);
-  real.send(r);
-  ck_assert(welcomed(real, real.line(rig), kSecretA, "100.0", 1, s, r));
+  join_as(rig, real, kSecretA, "100.0", 1);
 }
 END_TEST
 
@@ -808,11 +832,7 @@ END_TEST
 // answer in the older proof and relays it to node 0 as an older agent's:
 // the marked nonce gives it away. Refused, named, and the step goes on.
 START_TEST(a_relayed_answer_to_an_older_challenge_does_not_end_the_step) {
-  std::ostringstream log;
-  auto saved = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
-  logger->set_pattern("%v");
-  spdlog::set_default_logger(logger);
+  CapturedLog log;
   {
     Rig rig;
     auto& a = rig.coordinator("100.0", kSecretA, 2);
@@ -825,15 +845,10 @@ START_TEST(a_relayed_answer_to_an_older_challenge_does_not_end_the_step) {
     rig.pump(milliseconds(100));
     ck_assert(!a.verdict());  // no "node 1 runs another release"
     Peer real(a.port());
-    const auto s2 = real.challenge(rig, "100.0");
-    const auto r = response(real, kSecretA, "100.0", 1, s2);
-    real.send(r);
-    ck_assert(welcomed(real, real.line(rig), kSecretA, "100.0", 1, s2, r));
+    join_as(rig, real, kSecretA, "100.0", 1);
     rig.pump(milliseconds(50));
   }
-  spdlog::set_default_logger(saved);
-  quiet();
-  CK_CONTAINS(log.str(), "it relayed node 1's answer to another port's challenge");
+  CK_CONTAINS(log.text(), "it relayed node 1's answer to another port's challenge");
 }
 END_TEST
 
@@ -847,19 +862,7 @@ START_TEST(a_squatter_on_the_first_port_costs_the_agent_one_port) {
     Rig rig;
     auto& c = rig.coordinator("sq.0", kSecretA, 2);
     FakeCoordinator squatter;
-    auto lost = std::make_shared<std::string>();
-    agent::ClientConfig cfg;
-    cfg.run_id = "sq.0";
-    cfg.secret = kSecretA;
-    cfg.node_rank = 1;
-    cfg.coordinator_addr = "127.0.0.1";
-    cfg.coordinator_ports = {squatter.port(), c.port()};
-    rig.clients
-        .emplace_back(rig.loop, cfg,
-                      agent::RdzvClient::Events{[](const rdzv::Start&) {}, [](std::uint32_t) {}, [](const Verdict&) {},
-                                                [lost](const std::string& why) { *lost = why; },
-                                                [](const rdzv::Order&) {}})
-        .begin();
+    const auto lost = squatter.client(rig, "sq.0", milliseconds(60000), {c.port()});
     Peer victim(squatter.accept(rig));
     if (!relay) {
       victim.send(rdzv::encode(
@@ -944,10 +947,7 @@ START_TEST(idle_connections_time_out_and_the_oldest_are_shed) {
   ck_assert_uint_eq(a.pending_peers(), 8);
   // The real node 1 from another address gets in: the busiest address pays.
   Peer node1(a.port(), "127.0.0.1");
-  const auto s1 = node1.challenge(rig, "100.0");
-  const auto r1 = response(node1, kSecretA, "100.0", 1, s1);
-  node1.send(r1);
-  ck_assert(welcomed(node1, node1.line(rig), kSecretA, "100.0", 1, s1, r1));
+  join_as(rig, node1, kSecretA, "100.0", 1);
   ck_assert(idle.front().closed_within(rig, milliseconds(1000)));
   idle.pop_front();
   // From one address only, the oldest goes: node 2 connecting after a flood
@@ -955,10 +955,7 @@ START_TEST(idle_connections_time_out_and_the_oldest_are_shed) {
   std::list<Peer> same;
   for (int i = 0; i < 8; ++i) same.emplace_back(a.port(), "127.0.0.3").challenge(rig, "100.0");
   Peer node2(a.port(), "127.0.0.3");
-  const auto s2 = node2.challenge(rig, "100.0");
-  const auto r2 = response(node2, kSecretA, "100.0", 2, s2);
-  node2.send(r2);
-  ck_assert(welcomed(node2, node2.line(rig), kSecretA, "100.0", 2, s2, r2));
+  join_as(rig, node2, kSecretA, "100.0", 2);
   ck_assert_uint_le(a.pending_peers(), 8);
   // Every idle one is cut at the handshake timeout; the agents stay.
   for (auto* group : {&idle, &same})
@@ -1040,21 +1037,13 @@ START_TEST(out_of_descriptors_the_oldest_stranger_is_shed) {
   ck_assert_uint_le(a.pending_peers(), 10);
   ck_assert(strangers.front().closed_within(rig, milliseconds(2000)));  // shed
   node1.connect(a.port());
-  const auto s = node1.challenge(rig, "100.0");
-  const auto r = response(node1, kSecretA, "100.0", 1, s);
-  node1.send(r);
-  ck_assert(welcomed(node1, node1.line(rig), kSecretA, "100.0", 1, s, r));
+  join_as(rig, node1, kSecretA, "100.0", 1);
   ck_assert_int_eq(::setrlimit(RLIMIT_NOFILE, &saved), 0);
 }
 END_TEST
 
 START_TEST(a_flood_is_logged_in_a_few_lines) {
-  std::ostringstream log;
-  auto saved = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
-  logger->set_pattern("%v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::info);
+  CapturedLog log;
   {
     Rig rig;
     auto& a = rig.coordinator("100.0", kSecretA, 2, milliseconds(500));
@@ -1069,9 +1058,7 @@ START_TEST(a_flood_is_logged_in_a_few_lines) {
     for (auto& p : idle) ck_assert(p.closed_within(rig, milliseconds(3000)));
     rig.pump(milliseconds(50));
   }  // the coordinator's end says what the last window did not show
-  spdlog::set_default_logger(saved);
-  quiet();
-  const auto text = log.str();
+  const auto text = log.text();
   const auto lines = std::count(text.begin(), text.end(), '\n');
   ck_assert_msg(lines <= 6, "43 strangers took %ld log lines:\n%s", long(lines), text.c_str());
   CK_CONTAINS(text, "rendezvous: closed 127.0.0.1:");  // the first ones one by one, with the reason
@@ -1091,10 +1078,7 @@ struct FakeNodes {
             std::uint32_t n, const std::string& layout = "") {
     for (std::uint32_t node = 0; node < n; ++node) {
       auto& p = *peers.emplace_back(std::make_unique<Peer>(coordinator.port()));
-      const auto snonce = p.challenge(rig, run);
-      const auto r = response(p, secret, run, node, snonce);
-      p.send(r);
-      ck_assert(welcomed(p, p.line(rig), secret, run, node, snonce, r));
+      join_as(rig, p, secret, run, node);
       p.send(rdzv::encode(rdzv::Join{2, {}, "n" + std::to_string(node), "10.0.0." + std::to_string(node), ""}.to_message()));
     }
     for (auto& p : peers) {
@@ -1446,11 +1430,7 @@ END_TEST
 // are dropped and named in node 0's log; the node stays in, and its real
 // lines that follow still count.
 START_TEST(lines_that_do_not_open_are_dropped_and_named) {
-  std::ostringstream log;
-  auto saved = spdlog::default_logger();
-  auto logger = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_st>(log));
-  logger->set_pattern("%v");
-  spdlog::set_default_logger(logger);
+  CapturedLog log;
   {
     Rig rig;
     auto& c = rig.coordinator("in.0", kSecretA, 2);
@@ -1469,9 +1449,7 @@ START_TEST(lines_that_do_not_open_are_dropped_and_named) {
     for (int i = 0; i < 200 && !c.verdict(); ++i) rig.turn();
     ck_assert(c.verdict() && c.verdict()->exit_code() == 0);
   }
-  spdlog::set_default_logger(saved);
-  quiet();
-  const auto text = log.str();
+  const auto text = log.text();
   CK_CONTAINS(text, "rendezvous: dropped a message from node 1 (127.0.0.1:");
   CK_CONTAINS(text, "a message without its seal: 'STOPPED attempt=0 unhealthy=injected'");
   CK_CONTAINS(text, "whose seal does not verify (forged or altered on the way)");

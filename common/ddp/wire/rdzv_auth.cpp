@@ -17,27 +17,6 @@ namespace {
 
 constexpr std::string_view kMark = "5dd9a9e47a5e1000";  // 16 hex digits, see marked_client_nonce()
 
-std::string hex_of(const unsigned char* data, std::size_t size) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * size);
-  for (std::size_t i = 0; i < size; ++i) {
-    out += kHex[data[i] >> 4];
-    out += kHex[data[i] & 0xf];
-  }
-  return out;
-}
-
-std::string keyed_hex(std::string_view key, const std::string& data) {
-  if (key.empty() || key.size() > INT_MAX) return "";  // a MAC with an empty key anybody could compute
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (HMAC(EVP_sha256(), key.data(), int(key.size()), reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-           out, &len) == nullptr)
-    return "";
-  return hex_of(out, len);
-}
-
 std::string proof_input(std::string_view role, const HandshakeFacts& f) {
   return "slurm-ddp rdzv v" + std::to_string(kAuthVersion2) + " " + std::string(role) + " run=" + percent_encode(f.run) +
          " node=" + std::to_string(f.node) + " snonce=" + percent_encode(f.server_nonce) +
@@ -48,23 +27,23 @@ std::string proof_input(std::string_view role, const HandshakeFacts& f) {
 }  // namespace
 
 std::string client_proof(const HandshakeFacts& facts) {
-  return keyed_hex(facts.secret, proof_input("client-mac", facts));
+  return hmac_sha256_hex(facts.secret, proof_input("client-mac", facts));
 }
 
 std::string server_proof(const HandshakeFacts& facts) {
-  return keyed_hex(facts.secret, proof_input("server-mac", facts));
+  return hmac_sha256_hex(facts.secret, proof_input("server-mac", facts));
 }
 
 std::string refusal_proof(const HandshakeFacts& facts, std::string_view reason) {
-  return keyed_hex(facts.secret, proof_input("refusal-mac", facts) + " reason=" + percent_encode(reason));
+  return hmac_sha256_hex(facts.secret, proof_input("refusal-mac", facts) + " reason=" + percent_encode(reason));
 }
 
 std::string session_key(const HandshakeFacts& facts) {
-  return keyed_hex(facts.secret, proof_input("session-key", facts));
+  return hmac_sha256_hex(facts.secret, proof_input("session-key", facts));
 }
 
 std::string transfer_head(std::string_view secret, std::string_view run, std::string_view token) {
-  const auto proof = keyed_hex(secret, "slurm-ddp check v1 run=" + percent_encode(run) + " token=" + percent_encode(token));
+  const auto proof = hmac_sha256_hex(secret, "slurm-ddp check v1 run=" + percent_encode(run) + " token=" + percent_encode(token));
   return std::string(token) + " " + proof + "\n";
 }
 
@@ -123,7 +102,7 @@ std::string Seal::mac(std::string_view direction, std::uint64_t seq, std::string
       EVP_MAC_update(hmac_->ctx, reinterpret_cast<const unsigned char*>(line.data()), line.size()) != 1 ||
       EVP_MAC_final(hmac_->ctx, out, &len, sizeof out) != 1)
     return "";
-  return hex_of(out, len);
+  return to_hex(out, len);
 }
 
 namespace {

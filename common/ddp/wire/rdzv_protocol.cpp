@@ -72,15 +72,6 @@ std::string quote(std::string_view text) {
   return out;
 }
 
-std::string to_hex(const unsigned char* data, std::size_t size) {
-  std::string out;
-  out.reserve(2 * size);
-  for (std::size_t i = 0; i < size; ++i) {
-    out += kHexLower[data[i] >> 4];
-    out += kHexLower[data[i] & 0xf];
-  }
-  return out;
-}
 
 Status check_hex(std::string_view text, std::size_t chars, std::string_view what) {
   if (text.size() != chars)
@@ -104,16 +95,6 @@ std::string mac_input(std::string_view role, std::string_view run_id, std::uint3
          " snonce=" + percent_encode(server_nonce) + " cnonce=" + percent_encode(client_nonce);
 }
 
-std::string hmac_sha256_hex(std::string_view key, const std::string& data) {
-  // An empty key would still give a MAC, one anybody can compute: refuse it here too.
-  if (key.empty() || key.size() > INT_MAX) return "";
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
-           data.size(), out, &len) == nullptr)
-    return "";
-  return to_hex(out, len);
-}
 
 [[noreturn]] void die_without_entropy(const char* what) {
   std::fprintf(stderr, "ddp: no source of random numbers (%s: %s); cannot make authentication nonces\n", what,
@@ -391,6 +372,27 @@ std::size_t LineReader::buffered() const { return buffered_; }
 
 // ---------------------------------------------------------------------------
 // Authentication
+
+std::string to_hex(const unsigned char* data, std::size_t size) {
+  std::string out;
+  out.reserve(2 * size);
+  for (std::size_t i = 0; i < size; ++i) {
+    out += kHexLower[data[i] >> 4];
+    out += kHexLower[data[i] & 0xf];
+  }
+  return out;
+}
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view data) {
+  // An empty key would still give a MAC, one anybody can compute: refuse it here too.
+  if (key.empty() || key.size() > INT_MAX) return "";
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+           data.size(), out, &len) == nullptr)
+    return "";
+  return to_hex(out, len);
+}
 
 std::string random_hex(std::size_t bytes) {
   std::vector<unsigned char> buf(bytes);

@@ -139,6 +139,10 @@ class LineReader {
 // Aborts the process only when neither entropy source works: a predictable nonce would
 // quietly defeat the authentication, and there is no sensible way to carry on.
 std::string random_hex(std::size_t bytes);
+// `size` bytes as lower-case hex; HMAC-SHA256 keyed with `key` over `data`,
+// in it ("" for an empty key, or when OpenSSL fails: mac_equal never takes "").
+std::string to_hex(const unsigned char* data, std::size_t size);
+std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 std::string client_mac(std::string_view secret, std::string_view run_id, std::uint32_t node,
                        std::string_view server_nonce, std::string_view client_nonce);
 std::string server_mac(std::string_view secret, std::string_view run_id, std::uint32_t node,
