@@ -2,6 +2,7 @@
 // variables, the rank-0 store over real sockets on loopback, the missing-rank
 // message, snapshots (encode, decode, truncation, corruption, newest-valid
 // selection, pruning) and the metrics JSON.
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -144,6 +145,46 @@ START_TEST(store_limits_connections) {
   ck_assert(c.ok());  // the kernel accepted it; the server closes it
   ck_assert(!(*c)->get("k", 1s).ok());
   ck_assert((*b)->get("k", 1s).ok());
+}
+END_TEST
+
+// Out of descriptors the store rests its listening socket instead of
+// spinning on it (level-triggered, a connection it cannot accept would wake
+// it for ever), and serves its clients meanwhile.
+START_TEST(store_out_of_descriptors_does_not_spin) {
+  auto server = StoreServer::listen(0);
+  ck_assert(server.ok());
+  const std::uint16_t port = (*server)->port();
+  auto a = StoreClient::connect("127.0.0.1", port, 2s);
+  ck_assert(a.ok() && (*a)->set("j", Bytes(1, 'y')).ok());  // accepted by the store before its limit
+  const int waiting = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  rlimit saved{};
+  ck_assert_int_eq(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  std::vector<int> held;  // every descriptor up to a low limit in use
+  for (int fd; held.size() < 64 && (fd = ::dup(0)) >= 0;) held.push_back(fd);
+  rlimit low = saved;
+  low.rlim_cur = rlim_t(held.back() + 1);
+  ck_assert_int_eq(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  for (int fd; (fd = ::dup(0)) >= 0;) held.push_back(fd);  // the holes below it too
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(::connect(waiting, reinterpret_cast<sockaddr*>(&to), sizeof to), 0);  // the store cannot accept it
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  std::this_thread::sleep_for(500ms);
+  ::getrusage(RUSAGE_SELF, &after);
+  const auto cpu_ms = [](const rusage& r) {
+    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1000 + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1000;
+  };
+  const long spent = cpu_ms(after) - cpu_ms(before);
+  const auto served = (*a)->set("k", Bytes(3, 'x'));  // still served
+  for (const int fd : held) ::close(fd);
+  ::close(waiting);
+  ck_assert_int_eq(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  ck_assert_msg(served.ok(), "%s", served.ok() ? "" : served.error().c_str());
+  ck_assert_msg(spent < 250, "the store spent %ld ms of CPU in 500 ms with a connection it cannot accept", spent);
 }
 END_TEST
 
@@ -319,7 +360,7 @@ Suite* trainer_dist_suite() {
   return make_suite("trainer_dist",
                     {identity_from_torchrun_variables, rank_ranges_compress, store_set_get_wait_over_loopback,
                      store_survives_garbage_and_oversized_frames,
-                     store_limits_connections, store_drops_a_client_that_stops_reading,
+                     store_limits_connections, store_out_of_descriptors_does_not_spin, store_drops_a_client_that_stops_reading,
                      store_connect_names_the_endpoint_on_timeout,
                      bootstrap_names_ranks_that_never_arrive, snapshot_round_trip_and_damage,
                      newest_valid_snapshot_wins_and_pruning_keeps_k, a_link_at_the_temporary_name_is_not_followed,

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -108,7 +109,9 @@ struct StoreServer::Impl {
   void serve();
   bool read_from(Client& client);
   std::optional<Bytes> answer(std::uint8_t op, const std::string& key, Bytes value);
-  void accept_client(std::vector<Client>& clients) const;
+  // False when out of descriptors: the caller stops polling the listening
+  // socket for a while (level-triggered, it would wake the loop for ever).
+  bool accept_client(std::vector<Client>& clients) const;
   ~Impl() {
     if (thread.joinable()) {
       const char c = 'q';
@@ -122,14 +125,21 @@ struct StoreServer::Impl {
 
 // Until a byte arrives on the wake pipe (the destructor).
 void StoreServer::Impl::serve() {
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kAcceptPause = std::chrono::milliseconds(100);
   std::vector<Client> clients;
   std::vector<pollfd> fds;
+  Clock::time_point accept_after{};  // out of descriptors: the listening socket rests until then
   for (;;) {
+    const auto now = Clock::now();
+    const bool resting = now < accept_after;
     fds.clear();
     fds.push_back({wake_pipe[0], POLLIN, 0});
-    fds.push_back({listen_fd, POLLIN, 0});
+    fds.push_back({listen_fd, short(resting ? 0 : POLLIN), 0});
     for (const Client& c : clients) fds.push_back({c.fd, POLLIN, 0});
-    if (::poll(fds.data(), fds.size(), -1) < 0) {
+    const int timeout_ms =
+        resting ? int(std::chrono::duration_cast<std::chrono::milliseconds>(accept_after - now).count()) + 1 : -1;
+    if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       return;
     }
@@ -142,7 +152,7 @@ void StoreServer::Impl::serve() {
         ::close(clients[i].fd);
         clients.erase(clients.begin() + long(i));
       }
-    if (fds[1].revents & POLLIN) accept_client(clients);
+    if ((fds[1].revents & POLLIN) && !accept_client(clients)) accept_after = Clock::now() + kAcceptPause;
   }
 }
 
@@ -186,18 +196,19 @@ std::optional<Bytes> StoreServer::Impl::answer(std::uint8_t op, const std::strin
   return std::nullopt;
 }
 
-void StoreServer::Impl::accept_client(std::vector<Client>& clients) const {
+bool StoreServer::Impl::accept_client(std::vector<Client>& clients) const {
   // Non-blocking, so send_all's 5 s bound holds: a client that stops
   // reading is dropped instead of stalling every rank's bootstrap.
   const int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-  if (fd < 0) return;
+  if (fd < 0) return errno != EMFILE && errno != ENFILE && errno != ENOBUFS && errno != ENOMEM;
   if (clients.size() >= max_clients) {
     ::close(fd);
-    return;
+    return true;
   }
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   clients.push_back({fd, {}});
+  return true;
 }
 
 Result<std::unique_ptr<StoreServer>> StoreServer::listen(std::uint16_t port, std::size_t max_clients) {
