@@ -91,14 +91,14 @@ std::optional<int> parse_command_line(int argc, char** argv, Options& o) {
   app.add_flag("-v,--verbose", o.verbose, "Print the plan and every worker start");
   CLI::Option *rdzv_opt = nullptr, *hang_opt = nullptr, *hb_opt = nullptr;
   add_timeouts(app, o, !plan_from_env_asked(argc, argv), rdzv_opt, hang_opt, hb_opt);
-  app.add_flag("--no-prefix", o.no_prefix, "Do not prefix worker output lines with [rank R]")->envname("DDP_NO_PREFIX");
+  app.add_flag("--no-prefix", o.no_prefix, "Do not prefix worker output lines with [rank R]")->envname("SDDP_NO_PREFIX");
   app.add_option("--output-ranks", o.output_ranks, "Only these ranks' output reaches the terminal, e.g. 0,4-7")
-      ->envname("DDP_OUTPUT_RANKS");
+      ->envname("SDDP_OUTPUT_RANKS");
   app.add_option("--log-dir", o.log_dir, "Also write each rank's output to DIR/rank-R.out and .err")
-      ->envname("DDP_LOG_DIR");
+      ->envname("SDDP_LOG_DIR");
   app.add_flag("--one-gpu-per-worker", o.one_gpu,
                "Each worker sees only its own GPU (CUDA_VISIBLE_DEVICES; the script must then use cuda:0)")
-      ->envname("DDP_ONE_GPU_PER_WORKER");
+      ->envname("SDDP_ONE_GPU_PER_WORKER");
   app.add_option("command", o.command, "The worker command line, after --")->required();
   nproc_opt->excludes(env_opt);
   app.footer("Example: ddp-agent --nproc 2 -- /usr/bin/python3 train.py");

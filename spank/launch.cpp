@@ -93,7 +93,7 @@ Status become_worker(spank_t sp, const NodePlan& plan) {
     const auto visible = base.get("CUDA_VISIBLE_DEVICES").value_or("");
     const auto count = visible.empty() ? 0 : std::count(visible.begin(), visible.end(), ',') + 1;
     if (auto ok = check_task_gpu_view(std::size_t(count), std::uint32_t(local), plan.nproc,
-                                      base.get("DDP_ONE_GPU_PER_WORKER") == "1");
+                                      base.get("SDDP_ONE_GPU_PER_WORKER") == "1");
         !ok)
       return ok;
   }

@@ -391,10 +391,10 @@ std::optional<StartError> Agent::start_workers() {
   const auto base = Environment::from_envp(environ);  // the job's, read once
   LaunchChoices choices{!spec_.standalone, spec_.one_gpu_per_worker, spec_.plan.hang_timeout_ms > 0,
                         requeue_.enabled(), ""};
-  // Opt-in (DDP_NCCL_PROFILER=1 in the job's environment) until the plugin
+  // Opt-in (SDDP_NCCL_PROFILER=1 in the job's environment) until the plugin
   // has run under a real NCCL on a GPU (the kit's row slurm-6): it goes into
   // the user's own processes, and NCCL's kernel-channel events cost it work.
-  const auto opted_in = base.get("DDP_NCCL_PROFILER") == "1";
+  const auto opted_in = base.get("SDDP_NCCL_PROFILER") == "1";
   if (opted_in && spec_.plan.mode == Mode::Gpu && spec_.plan.stragglers != StragglerAction::Off) {
     choices.nccl_profiler = nccl_profiler_plugin();
     if (choices.nccl_profiler.empty())

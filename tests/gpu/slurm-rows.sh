@@ -248,7 +248,7 @@ slurm_row6() {
     return 0
   fi
   worker straggle torch straggle.py 75 1 4
-  DDP_NCCL_PROFILER=1 srun_ddp straggle 150 -N2 --gpus-per-node=1 --ddp --ddp-verbose "${per_node_hostid[@]}" "${wcmd[@]}"
+  SDDP_NCCL_PROFILER=1 srun_ddp straggle 150 -N2 --gpus-per-node=1 --ddp --ddp-verbose "${per_node_hostid[@]}" "${wcmd[@]}"
   local log=$logs/straggle.log said
   said=$(grep -m1 "straggler: node 1 " "$log")
   if ((rc == 0)) && [[ $said == *"GPU was outside NCCL's collectives"* ]]; then

@@ -25,7 +25,7 @@ expect_eq "$(grep -c '^rank=' <<<"$OUT")" "3" "3 GPU workers on 2 nodes"
 expect_eq "$(grep -o 'world=[0-9]*' <<<"$OUT" | sort -u)" "world=3" "WORLD_SIZE counts every node's GPUs"
 expect_eq "$(grep -o '^rank=[0-9]*' <<<"$OUT" | sort | tr '\n' ' ')" "rank=0 rank=1 rank=2 " "ranks 0..2, each once"
 
-# With DDP_NCCL_PROFILER=1 (opt-in until it has run on a GPU), GPU workers
+# With SDDP_NCCL_PROFILER=1 (opt-in until it has run on a GPU), GPU workers
 # get our NCCL profiler plugin (the straggler watch's GPU figures) and their
 # own collective-time file, empty until NCCL writes to it; a job's own
 # NCCL_PROFILER_PLUGIN is kept, and said; --ddp-stragglers=off, or no
@@ -33,7 +33,7 @@ expect_eq "$(grep -o '^rank=[0-9]*' <<<"$OUT" | sort | tr '\n' ' ')" "rank=0 ran
 nccl='echo "plugin=$NCCL_PROFILER_PLUGIN stats=$DDP_NCCL_STATS_FILE"; [ -f "$NCCL_PROFILER_PLUGIN" ] && [ -f "$DDP_NCCL_STATS_FILE" ] && [ -w "$DDP_NCCL_STATS_FILE" ] && [ ! -s "$DDP_NCCL_STATS_FILE" ]'
 run srun -N1 --gpus-per-node=1 --ddp /bin/sh -c 'echo "plugin=${NCCL_PROFILER_PLUGIN:-none}"'
 expect_eq "$(grep -c '^plugin=none$' <<<"$OUT")" "1" "no plugin without the opt-in"
-export DDP_NCCL_PROFILER=1
+export SDDP_NCCL_PROFILER=1
 run srun -N2 --gpus-per-node=1 --ddp /bin/sh -c "$nccl"
 expect_rc 0 "every GPU worker has the plugin and its own empty, writable file"
 expect_eq "$(grep -c 'plugin=/.*/libnccl-profiler-ddp.so stats=/.*/rank_[01]/nccl$' <<<"$OUT")" "2" "NCCL_PROFILER_PLUGIN and DDP_NCCL_STATS_FILE"
@@ -43,5 +43,5 @@ expect_eq "$(grep -c '^plugin=/opt/theirs.so stats=none$' <<<"$OUT")" "2" "the j
 expect_in "$ERR" "NCCL_PROFILER_PLUGIN=/opt/theirs.so is the job's own: NCCL loads that one" "and said"
 run srun -N1 --gpus-per-node=1 --ddp --ddp-stragglers=off /bin/sh -c 'echo "plugin=${NCCL_PROFILER_PLUGIN:-none}"'
 expect_eq "$(grep -c '^plugin=none$' <<<"$OUT")" "1" "--ddp-stragglers=off: no plugin"
-unset DDP_NCCL_PROFILER
+unset SDDP_NCCL_PROFILER
 pass "GPU worker counts follow the step's GPUs; GPU workers get the NCCL profiler plugin and their collective-time file"

@@ -4,7 +4,7 @@
 # Slurm sets PMI variables for the node's one task. A probe reproduces
 # submitit's and Lightning's SLURMEnvironment rank logic: every worker must
 # see the ranks torchrun's variables give it, and no PMI variable. With
-# DDP_KEEP_TASK_ENV=1 the node's task variables stay as Slurm set them.
+# SDDP_KEEP_TASK_ENV=1 the node's task variables stay as Slurm set them.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 probe="$PYTHON $DDP_SOURCE_DIR/tests/integration/slurm_view_probe.py"
@@ -21,9 +21,9 @@ for rank in 0 1 2 3 4 5; do
   expect_in "$line" "pmi=none" "rank $rank: no PMI variable of the node's task"
 done
 
-run env DDP_KEEP_TASK_ENV=1 srun -N2 --mpi=pmi2 --ddp=cpu --ddp-procs=3 $probe
-expect_rc 0 "srun --ddp with DDP_KEEP_TASK_ENV=1"
+run env SDDP_KEEP_TASK_ENV=1 srun -N2 --mpi=pmi2 --ddp=cpu --ddp-procs=3 $probe
+expect_rc 0 "srun --ddp with SDDP_KEEP_TASK_ENV=1"
 expect_eq "$(grep -c '^probe torchrun=[0-2],[0-2],6,2,0 submitit=0,0,2,2,0 ' <<<"$OUT")" "3" \
-  "DDP_KEEP_TASK_ENV=1: node 0's workers keep the node's task variables"
-expect_in "$OUT" "PMI_RANK" "DDP_KEEP_TASK_ENV=1: the PMI variables stay"
-pass "every worker's Slurm variables agree with its torchrun ranks (submitit, Lightning); no PMI variables; DDP_KEEP_TASK_ENV=1 keeps Slurm's"
+  "SDDP_KEEP_TASK_ENV=1: node 0's workers keep the node's task variables"
+expect_in "$OUT" "PMI_RANK" "SDDP_KEEP_TASK_ENV=1: the PMI variables stay"
+pass "every worker's Slurm variables agree with its torchrun ranks (submitit, Lightning); no PMI variables; SDDP_KEEP_TASK_ENV=1 keeps Slurm's"

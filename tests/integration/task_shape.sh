@@ -32,7 +32,7 @@ expect_in "$ERR" "ddp: more workers than GPUs: 3 tasks on node $CLUSTER_NAME-n0 
 expect_eq "$(grep -c 'more workers than GPUs' <<<"$ERR")" "1" "the error is reported once"
 # One GPU per task (--gpus-per-task, --gpu-bind): Slurm narrows each task's
 # CUDA_VISIBLE_DEVICES to its own GPU, cuda:LOCAL_RANK is gone for LOCAL_RANK 1:
-# refused with the fix, unless the script uses cuda:0 (DDP_ONE_GPU_PER_WORKER=1).
+# refused with the fix, unless the script uses cuda:0 (SDDP_ONE_GPU_PER_WORKER=1).
 run srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --ddp /bin/sh -c "$script"
 expect_failure "--gpus-per-task=1 in the task shape"
 expect_in "$ERR" "ddp: each task sees only its own GPU" "the refusal says why"
@@ -41,8 +41,8 @@ expect_not_in "$OUT" "rank=" "no worker ran"
 run srun -N1 --ntasks-per-node=2 --gpus-per-node=2 --gpu-bind=single:1 --ddp /bin/sh -c "$script"
 expect_failure "--gpu-bind=single:1 in the task shape"
 expect_in "$ERR" "ddp: each task sees only its own GPU" "--gpu-bind narrows too"
-run env DDP_ONE_GPU_PER_WORKER=1 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --ddp /bin/sh -c "$script"
-expect_rc 0 "--gpus-per-task=1 with DDP_ONE_GPU_PER_WORKER=1"
+run env SDDP_ONE_GPU_PER_WORKER=1 srun -N2 --ntasks-per-node=2 --gpus-per-task=1 --ddp /bin/sh -c "$script"
+expect_rc 0 "--gpus-per-task=1 with SDDP_ONE_GPU_PER_WORKER=1"
 expect_eq "$(grep -c 'rank=[0-3] local=[01] cvd=[01] ' <<<"$OUT")" "4" "each task-worker sees its one GPU"
 # The options only the agent implements: refused once, with the fix, before
 # any worker runs (accepted, they would do nothing).

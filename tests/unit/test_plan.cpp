@@ -255,13 +255,13 @@ END_TEST
 START_TEST(task_shape_gpu_per_task_is_refused_with_the_fix) {
   ck_assert(check_task_gpu_view(2, 1, 2, false).ok());  // --gpus-per-node: every task sees both
   ck_assert(check_task_gpu_view(1, 0, 1, false).ok());  // one task per node: cuda:0 is LOCAL_RANK 0
-  ck_assert(check_task_gpu_view(1, 1, 2, true).ok());   // DDP_ONE_GPU_PER_WORKER=1
+  ck_assert(check_task_gpu_view(1, 1, 2, true).ok());   // SDDP_ONE_GPU_PER_WORKER=1
   ck_assert(check_task_gpu_view(0, 1, 2, false).ok());  // no GPU list: nothing to say here
   for (std::uint32_t local : {0u, 3u}) {
     const auto r = check_task_gpu_view(1, local, 4, false);
     ck_assert(!r.ok());
     CK_CONTAINS(r.error(), "--gpus-per-node=4");
-    CK_CONTAINS(r.error(), "DDP_ONE_GPU_PER_WORKER=1");
+    CK_CONTAINS(r.error(), "SDDP_ONE_GPU_PER_WORKER=1");
   }
   CK_CONTAINS(check_task_gpu_view(1, 3, 4, false).error(), "cuda:3 for LOCAL_RANK=3");
 }

@@ -63,8 +63,8 @@ WorkerGroup::Launch launch_of(const NodePlan& plan, const LaunchChoices& choices
   launch.env = worker_environment(base, plan, attempt.layout, local, attempt.ifname);
   launch.env.unset("SLURM_DDP_SECRET");  // the agents', not the workers'
   // Under Slurm, Slurm's task variables as if each worker were a task
-  // (DDP_KEEP_TASK_ENV=1: the node's one task's, PMI included).
-  if (choices.slurm_view && base.get("DDP_KEEP_TASK_ENV") != "1")
+  // (SDDP_KEEP_TASK_ENV=1: the node's one task's, PMI included).
+  if (choices.slurm_view && base.get("SDDP_KEEP_TASK_ENV") != "1")
     apply_slurm_worker_view(launch.env, attempt.layout, local);
   add_files(launch.env, choices, attempt, attempt.layout.rank_base + local, files, warnings);
   // With --ddp-requeue, Slurm's warning (USR1) means: save, then end, the job

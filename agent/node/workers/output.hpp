@@ -39,7 +39,7 @@ struct OutputOptions {
 };
 
 // "0,2-4" -> {0,2,3,4} (sorted, without duplicates); an error naming the text
-// for anything else. For --output-ranks / DDP_OUTPUT_RANKS.
+// for anything else. For --output-ranks / SDDP_OUTPUT_RANKS.
 Result<std::vector<std::uint32_t>> parse_rank_list(std::string_view text);
 
 // The longest line passed on whole; longer ones are cut into pieces this long,

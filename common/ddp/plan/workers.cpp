@@ -60,7 +60,7 @@ Status check_task_gpu_view(std::size_t visible_gpus, std::uint32_t local_rank, s
               "cuda:LOCAL_RANK (cuda:" + example + " for LOCAL_RANK=" + example +
               ") does not exist; request GPUs per node instead (--gpus-per-node=" + std::to_string(local_tasks) +
               ": every task sees them all and cuda:LOCAL_RANK is its own), or, if the script uses cuda:0, "
-              "set DDP_ONE_GPU_PER_WORKER=1");
+              "set SDDP_ONE_GPU_PER_WORKER=1");
 }
 
 Result<WorkerCount> resolve_workers(const DdpRequest& request, std::uint32_t step_gpus, std::string_view node) {

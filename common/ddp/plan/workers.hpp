@@ -40,7 +40,7 @@ Result<WorkerCount> resolve_task_workers(const DdpRequest& request, std::uint32_
 // CUDA_VISIBLE_DEVICES to its own GPU for --gpus-per-task and --gpu-bind, and
 // then cuda:LOCAL_RANK does not exist for LOCAL_RANK > 0 (the script's
 // torch.cuda.set_device(LOCAL_RANK) fails). Refused, on every task alike, with
-// the fix; `one_gpu_per_worker` (DDP_ONE_GPU_PER_WORKER=1) says the script
+// the fix; `one_gpu_per_worker` (SDDP_ONE_GPU_PER_WORKER=1) says the script
 // uses cuda:0, as it must when each worker sees one GPU.
 Status check_task_gpu_view(std::size_t visible_gpus, std::uint32_t local_rank, std::uint32_t local_tasks,
                            bool one_gpu_per_worker);
