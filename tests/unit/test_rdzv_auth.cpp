@@ -32,8 +32,9 @@ START_TEST(each_proof_binds_node_0s_address_and_port) {
   auto other = base;
   other.node = 4;
   ck_assert(client != client_proof(other));
+  const std::string other_secret(64, 'f');  // (the facts hold views: the string outlives them)
   other = base;
-  other.secret = std::string(64, 'f');
+  other.secret = other_secret;
   ck_assert(client != client_proof(other));
   // The roles never stand in for each other, nor the older proofs for these.
   const auto server = server_proof(base);
