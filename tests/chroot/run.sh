@@ -141,12 +141,14 @@ mkdir -p "$root/src/main" "$root/src/shared"
 cp -r "$repo/../shared/topologies" "$root/src/shared/"
 
 # ip netns needs / to be a mount point; the daemons need proc, sys and dev.
+# /run as systemd makes it (root's, 0755: a BadNodeHook may live there), /tmp
+# sticky and open to all.
 mount_at "$root" --bind "$root"
 mount_at "$root/proc" -t proc proc
 mount_at "$root/sys" --rbind /sys
 mount_at "$root/dev" --rbind /dev
-mount_at "$root/run" -t tmpfs tmpfs
-mount_at "$root/tmp" -t tmpfs tmpfs
+mount_at "$root/run" -t tmpfs -o mode=0755 tmpfs
+mount_at "$root/tmp" -t tmpfs -o mode=1777 tmpfs
 
 # Cluster names of their own (tx..., sd...): the netns clusters of this run
 # then share no interface, namespace, subnet or port with those of a native

@@ -50,21 +50,30 @@ submit() {  # submit NAME [VAR=VALUE...] -- SBATCH_ARGS...: job id in job_of[NAM
   job_of[$name]=$OUT
   SUBMIT_ERR=$ERR
 }
-wait_jobs() {  # until every submitted job has ended (90 s)
-  local deadline=$((SECONDS + 90)) name state pending
+declare -A rc_of=()
+# Until every submitted job has ended (120 s), each one's exit code kept as
+# soon as it ends: slurmctld forgets a job MinJobAge (30 s) after its end,
+# and on two cores the last of them can end that long after the first.
+wait_jobs() {
+  local deadline=$((SECONDS + 120)) name info state pending
   while ((SECONDS < deadline)); do
     pending=0
     for name in "${!job_of[@]}"; do
-      state=$(scontrol show job "${job_of[$name]}" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')
-      case $state in PENDING|RUNNING|CONFIGURING|COMPLETING|"") pending=1 ;; esac
+      [[ -n ${rc_of[$name]:-} ]] && continue
+      info=$(scontrol show job "${job_of[$name]}" 2>/dev/null)
+      state=$(sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p' <<<"$info")
+      case $state in
+        PENDING|RUNNING|CONFIGURING|COMPLETING|"") pending=1 ;;
+        *) rc_of[$name]=$(sed -n 's/.*ExitCode=\([0-9]*\):.*/\1/p' <<<"$info") ;;
+      esac
     done
     ((pending)) || return 0
     sleep 0.3
   done
   diagnose
-  fail "the batch jobs did not end within 90 s"
+  fail "the batch jobs did not end within 120 s"
 }
-job_rc() { scontrol show job "${job_of[$1]}" | sed -n 's/.*ExitCode=\([0-9]*\):.*/\1/p'; }
+job_rc() { echo "${rc_of[$1]:-}"; }
 
 submit clean --
 expect_eq "$SUBMIT_ERR" "" "control: sbatch in a clean environment says nothing"
