@@ -1,31 +1,79 @@
 #!/usr/bin/env bash
-# Installs everything slurm-ddp needs to build, test and run its local cluster,
-# from Debian's own archive only. Idempotent: a second run installs nothing and
-# finishes in a second or two. Run as root (CI and fresh machines are root).
+# Installs what slurm-ddp needs, from Debian's own archive only. The mode is
+# required, so that nobody gets the test stack by accident:
 #
-#   packaging/install-deps.sh            # build + test dependencies
+#   packaging/install-deps.sh build   # what building the packages needs
+#   packaging/install-deps.sh test    # build + what tests/run-all.sh and examples/run-demo.sh need
 #
+# build: safe on a site's build host, controller or node. The toolchain,
+#   CMake, pkg-config, the libraries the plugin, agent and trainer link, and
+#   the packaging tools (dpkg-dev, lintian, rpm, rpmlint, man-db). Slurm's
+#   headers: the site's own where slurm/spank.h is found (DDP_SLURM_PREFIX's
+#   include/ when set, such as DDP_SLURM_PREFIX=/opt/slurm, else
+#   /usr/local/include, else /usr/include); Debian's libslurm-dev only where
+#   none is, and never beside Slurm programs that are not Debian's (name
+#   their prefix instead). It says which Slurm it found.
+# test: build's packages plus Check, the linters, clang 19's sanitizers,
+#   mmdebstrap for the chroots, PyTorch, the data sets, and Debian's Slurm
+#   (slurmctld, slurmd, slurm-client, munge) for the local test clusters
+#   (tests/cluster/cluster.sh). It refuses on a host whose Slurm is not
+#   Debian's (headers or daemons from no Debian package) rather than install
+#   Debian's over it: build there, test on another machine.
+#
+# Services: no service that was installed or running before is stopped,
+# disabled, restarted or reconfigured. While apt-get installs, a temporary
+# /usr/sbin/policy-rc.d answers 101 (Debian's way to say "start nothing"), so
+# no package starts a daemon; a site's own policy-rc.d is never replaced or
+# removed, and must then deny the daemons the test mode installs. slurmctld
+# and slurmd, when this run installed them, are disabled afterwards: the test
+# clusters need only their programs, and a system-wide slurmd started at boot
+# would hold port 6818, which cluster.sh --host-network uses.
+#
+# Idempotent: a second run installs nothing and finishes in a second or two.
+# Installing needs root; a run that finds everything installed does not.
 # CUDA is optional and never installed here: when /usr/local/cuda has nvcc and
 # NCCL, CMake builds the CUDA parts too.
 set -euo pipefail
 
-packages=(
+usage() {
+  cat <<'EOF'
+usage: packaging/install-deps.sh build|test
+  build  what building slurm-ddp's packages needs (safe on a cluster's hosts;
+         a site's own Slurm: DDP_SLURM_PREFIX=/opt/slurm packaging/install-deps.sh build)
+  test   build's packages plus the test stack and Debian's Slurm for the local
+         test clusters (what tests/run-all.sh and examples/run-demo.sh need)
+EOF
+}
+case ${1:-} in
+  build | test) mode=$1 ;;
+  -h | --help) usage; exit 0 ;;
+  *) usage >&2; echo "install-deps.sh: name a mode: build or test" >&2; exit 2 ;;
+esac
+me="install-deps.sh $mode"
+die() { echo "$me: $*" >&2; exit 1; }
+
+build_packages=(
   # toolchain
   build-essential cmake pkg-config
-  # Slurm 22.05: headers for the plugin, daemons and clients for the local cluster
-  libslurm-dev slurmctld slurmd slurm-client
-  # libraries the plugin, agent and trainer use
-  libhwloc-dev hwloc libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
-  libopenblas-dev zlib1g-dev
+  # libraries the plugin, agent and trainer link
+  libhwloc-dev libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
+  libopenblas-dev zlib1g-dev nlohmann-json3-dev
+  # libcrypto (HMAC-SHA256) for the rendezvous authentication
+  libssl-dev
+  # packages: .deb (dpkg-dev for dpkg-shlibdeps, lintian) and .rpm (rpmbuild, rpmlint)
+  dpkg-dev lintian rpm rpmlint man-db
+)
+test_packages=(
+  # Slurm 22.05: headers, daemons and clients for the local cluster; munge for
+  # the configless cluster (Slurm's packages pull it in; named for clarity)
+  libslurm-dev slurmctld slurmd slurm-client munge
+  # lstopo and hwloc-calc for the binding tests
+  hwloc
   # OpenBLAS as the system libblas.so.3 too: Debian's torch (the benchmarks'
   # peer) otherwise runs on the slow reference BLAS
   libopenblas0-pthread
   # ddp-train-plot: metrics to PNG
   gnuplot-nox
-  # packages: .deb (dpkg-dev for dpkg-shlibdeps, lintian) and .rpm (rpmbuild, rpmlint)
-  dpkg-dev lintian rpm rpmlint man-db
-  # libcrypto (HMAC-SHA256) for the rendezvous authentication
-  libssl-dev
   # unit tests, shell lint
   check shellcheck
   # the size lint (tests/lint/size_limits.py): each function's first and last line
@@ -37,42 +85,124 @@ packages=(
   clang-19 libclang-rt-19-dev llvm-19 patchelf
   # the integration tests' tools (nm/readelf, strings)
   binutils
-  # the local multi-node cluster: network namespaces, veth, bridge; munge for
-  # the configless cluster (Slurm's packages pull it in; named for clarity)
-  iproute2 util-linux procps munge
+  # the local multi-node cluster: network namespaces, veth, bridge
+  iproute2 util-linux procps
   # PyTorch compatibility tests and the real dataset; the language model's
   # text (fortune's cookies, plain text in Debian 12, 13 and unstable alike)
   python3 python3-torch dataset-fashion-mnist fortunes
-  # the GPU kit's check: a minimal Debian chroot (tests/gpu/kit-check.sh)
+  # the GPU kit's check and the Debian 13 and unstable test chroots
   mmdebstrap
 )
+# Daemons the test mode installs, which must not start while it does.
+daemons=(slurmctld slurmd munge)
+# Debian's packages of Slurm's headers and programs (slurmctld and slurmd are
+# alternatives: /usr/sbin/slurmd -> slurmd-wlm).
+debian_slurm=(libslurm-dev slurmctld slurmd slurm-client)
 
-if [[ $(id -u) -ne 0 ]]; then
-  echo "install-deps.sh: must run as root (it calls apt-get); try: sudo $0" >&2
-  exit 1
+# owner PATH: the Debian package that ships PATH (symlinks followed), or nothing.
+owner() {
+  local real line
+  real=$(readlink -f "$1") || return 0
+  line=$(dpkg-query -S "$real" 2>/dev/null | grep -v '^diversion by' | head -n 1) || return 0
+  line=${line%%: *}
+  echo "${line%%:*}"  # "pkg:amd64" -> "pkg"
+}
+is_debian_slurm() { [[ -n $1 && " ${debian_slurm[*]} " == *" $1 "* ]]; }
+from() { if [[ -n $1 ]]; then echo "Debian's package $1"; else echo "no Debian package: a site's own"; fi; }
+
+# Slurm's headers: the prefix named, else the standard places.
+spank_h=
+if [[ -n ${DDP_SLURM_PREFIX:-} ]]; then
+  spank_h=$DDP_SLURM_PREFIX/include/slurm/spank.h
+  [[ -f $spank_h ]] || die "DDP_SLURM_PREFIX=$DDP_SLURM_PREFIX has no include/slurm/spank.h: name the prefix Slurm was installed to (the one with include/ and lib/)"
+else
+  for h in /usr/local/include/slurm/spank.h /usr/include/slurm/spank.h; do
+    [[ -f $h ]] && { spank_h=$h; break; }
+  done
+fi
+# Slurm's programs where root finds them: the prefix, PATH, the usual places.
+slurm_programs=()
+dirs=()
+[[ -z ${DDP_SLURM_PREFIX:-} ]] || dirs+=("$DDP_SLURM_PREFIX/sbin" "$DDP_SLURM_PREFIX/bin")
+IFS=: read -ra path_dirs <<<"$PATH"
+dirs+=("${path_dirs[@]}" /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin)
+for prog in slurmctld slurmd srun; do
+  for d in "${dirs[@]}"; do
+    [[ -n $d && -x $d/$prog ]] && { slurm_programs+=("$d/$prog"); break; }
+  done
+done
+foreign=()  # Slurm's files that no Debian Slurm package ships
+for f in ${spank_h:+"$spank_h"} ${slurm_programs[@]+"${slurm_programs[@]}"}; do
+  is_debian_slurm "$(owner "$f")" || foreign+=("$f")
+done
+
+if [[ $mode == test ]] && ((${#foreign[@]} > 0)); then
+  die "this host's Slurm is not Debian's (${foreign[*]}: in no Debian Slurm package); the test mode would install Debian's Slurm over it. Build here with: $0 build; run the tests on a machine without a site Slurm (a Debian 12 VM or container)"
+fi
+packages=("${build_packages[@]}")
+if [[ -n $spank_h ]]; then
+  version=$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]\{6\}\).*/\1/p' "${spank_h%/spank.h}/slurm_version.h" 2>/dev/null || true)
+  [[ -z $version ]] || version=$(printf '%d.%02d.%d' "0x${version:0:2}" "0x${version:2:2}" "0x${version:4:2}")
+  echo "$me: Slurm ${version:-(version unknown)}: $spank_h ($(from "$(owner "$spank_h")"))"
+elif ((${#foreign[@]} > 0)); then
+  die "no slurm/spank.h found, but Slurm's programs here are a site's own (${foreign[*]}): Debian's headers would build a plugin for another Slurm. Name that Slurm's prefix: DDP_SLURM_PREFIX=/opt/slurm $0 build"
+else
+  echo "$me: no slurm/spank.h in /usr/local/include or /usr/include: Debian's libslurm-dev provides it (a site's own Slurm: DDP_SLURM_PREFIX=/opt/slurm $0 $mode)"
+  packages+=(libslurm-dev)
+fi
+if [[ $mode == test ]]; then
+  for p in "${test_packages[@]}"; do [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p"); done
 fi
 
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null || true)
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' \
-    || missing+=("$p")
+  grep -qxF "$p install ok installed" <<<"$installed" || missing+=("$p")
 done
-
 if ((${#missing[@]} == 0)); then
-  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  echo "$me: all ${#packages[@]} packages already installed"
   exit 0
 fi
+[[ $(id -u) -eq 0 ]] || die "${missing[*]} missing; installing them needs root: sudo $0 $mode"
 
-echo "install-deps.sh: installing ${missing[*]}"
+# No package starts a service while apt-get runs: Debian's invoke-rc.d and
+# deb-systemd-invoke ask /usr/sbin/policy-rc.d, and 101 means "forbidden". A
+# site's own is left as it is, but must deny the daemons installed here.
+policy=/usr/sbin/policy-rc.d ours=
+remove_policy() {
+  [[ -n $ours ]] || return 0
+  if [[ $policy -ef $ours ]]; then rm -f "$policy"; fi
+  rm -f "$ours"
+}
+trap remove_policy EXIT
+trap 'exit 130' INT HUP
+trap 'exit 143' TERM
+if [[ -e $policy || -L $policy ]]; then
+  for d in "${daemons[@]}"; do
+    [[ " ${missing[*]} " == *" $d "* ]] || continue
+    rc=0
+    "$policy" "$d" start >/dev/null 2>&1 || rc=$?
+    ((rc == 101)) || die "this site's $policy allows starting $d (it answers $rc, not 101), which this run would install: make it answer 101 while this runs, or install $d yourself (apt-get install $d) and run again"
+  done
+else
+  ours=$(mktemp /usr/sbin/.policy-rc.d.slurm-ddp.XXXXXX)
+  printf '%s\n' '#!/bin/sh' '# packaging/install-deps.sh (slurm-ddp): no service starts while it installs; removed when it ends' 'exit 101' >"$ours"
+  chmod 755 "$ours"
+  # A hard link: made only where no policy-rc.d appeared in the meantime.
+  ln "$ours" "$policy" 2>/dev/null || { rm -f "$ours"; ours=; die "$policy appeared while this ran (another installer?): run again once it is done"; }
+fi
+
+echo "$me: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# needrestart (where installed) would restart services using upgraded libraries.
+export NEEDRESTART_SUSPEND=1
 apt-get update -qq
-# --no-install-recommends keeps the CI machine lean; what we need is listed above.
+# --no-install-recommends keeps the machine lean; what we need is listed above.
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-# Debian starts the packaged daemons on install; the tests run their own, with
-# their own configs, so the system-wide ones must not hold ports or pid files.
-for svc in slurmctld slurmd; do
-  if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then
-    systemctl disable --now "$svc" >/dev/null 2>&1 || true
-  fi
-done
-echo "install-deps.sh: done"
+# The system-wide slurmctld and slurmd this run installed stay off at boot too.
+units=()
+for d in slurmctld slurmd; do [[ " ${missing[*]} " != *" $d "* ]] || units+=("$d.service"); done
+if ((${#units[@]} > 0)) && command -v systemctl >/dev/null; then
+  systemctl disable --quiet "${units[@]}" 2>/dev/null || echo "$me: could not disable ${units[*]} (installed by this run, never started): systemctl disable ${units[*]}" >&2
+fi
+echo "$me: done"
