@@ -120,7 +120,8 @@ else
     [[ -f $h ]] && { spank_h=$h; break; }
   done
 fi
-# Slurm's programs where root finds them: the prefix, PATH, the usual places.
+# Slurm's programs wherever root may find them: the prefix, PATH, the usual
+# places; every copy, as any one may be the site's.
 slurm_programs=()
 dirs=()
 [[ -z ${DDP_SLURM_PREFIX:-} ]] || dirs+=("$DDP_SLURM_PREFIX/sbin" "$DDP_SLURM_PREFIX/bin")
@@ -128,7 +129,7 @@ IFS=: read -ra path_dirs <<<"$PATH"
 dirs+=("${path_dirs[@]}" /usr/local/sbin /usr/local/bin /usr/sbin /usr/bin)
 for prog in slurmctld slurmd srun; do
   for d in "${dirs[@]}"; do
-    [[ -n $d && -x $d/$prog ]] && { slurm_programs+=("$d/$prog"); break; }
+    [[ -n $d && -x $d/$prog && " ${slurm_programs[*]} " != *" $d/$prog "* ]] && slurm_programs+=("$d/$prog")
   done
 done
 foreign=()  # Slurm's files that no Debian Slurm package ships
