@@ -15,7 +15,7 @@ repeats=${REPEATS:-3}
 out=bench/results
 mkdir -p "$out"
 
-packaging/install-deps.sh
+packaging/install-deps.sh test
 cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 agent=build/agent/ddp-agent

@@ -12,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
 
-packaging/install-deps.sh
+# The test mode: Debian's Slurm daemons for the local cluster, the data set, gnuplot.
+packaging/install-deps.sh test
 # The programs only: the tests need ../shared/topologies beside the clone,
 # which the demo does not (tests/run-all.sh turns them back on).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDP_BUILD_TESTS=OFF >/dev/null

@@ -52,7 +52,7 @@ trap on_exit EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT HUP
 
-packaging/install-deps.sh
+packaging/install-deps.sh test
 old_release=1d2248e
 git cat-file -e "$old_release^{commit}" 2>/dev/null ||
   { echo "run-all: commit $old_release is not in this clone (a shallow clone?): git fetch --unshallow" >&2; exit 1; }

@@ -27,7 +27,7 @@ build=${DDP_SANITIZE_BUILD:-build-san}
 # (exec_task -> slurm_xfree: a plain `srun -N2 hostname` stuck until the
 # test's timeout). LLVM 19's runtime takes them around fork().
 llvm=${DDP_SANITIZE_LLVM:-19}
-packaging/install-deps.sh >/dev/null
+packaging/install-deps.sh test >/dev/null
 if [[ -f $build/CMakeCache.txt ]] && ! grep -q "^CMAKE_CXX_COMPILER:.*=$(command -v "clang++-$llvm")\$" "$build/CMakeCache.txt"; then
   rm -rf "$build" # configured by another compiler: CMake would not switch in place
 fi

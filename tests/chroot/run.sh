@@ -54,7 +54,7 @@ package=0 bench=0 prepare=0 build_only=0
 mirror=${DDP_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 cache=/var/cache/slurm-ddp/apt/$suite
 [[ $(id -u) == 0 ]] || { echo "chroot/run.sh: needs root (chroot, mounts, network namespaces)" >&2; exit 1; }
-command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing: run packaging/install-deps.sh" >&2; exit 1; }
+command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing: run packaging/install-deps.sh test" >&2; exit 1; }
 
 # What the build and the tests need, by the suite's package names.
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc

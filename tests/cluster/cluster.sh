@@ -306,7 +306,7 @@ wait_for_nodes() {
 start_munge() {
   local sock=/run/munge/munge.socket.2
   if [[ -S $sock ]] && munge -n </dev/null >/dev/null 2>&1; then return 0; fi
-  command -v munged >/dev/null || die "'munged' not found: run packaging/install-deps.sh"
+  command -v munged >/dev/null || die "'munged' not found: run packaging/install-deps.sh test"
   mkdir -p /run/munge "$dir/munge"
   chmod 755 /run/munge
   chmod 700 "$dir/munge"
@@ -340,7 +340,7 @@ cmd_up() {
   local tools=(slurmctld slurmd sinfo mknod ss)
   ((host_network)) || tools+=(ip nsenter)
   for tool in "${tools[@]}"; do
-    command -v "$tool" >/dev/null || die "'$tool' not found: run packaging/install-deps.sh"
+    command -v "$tool" >/dev/null || die "'$tool' not found: run packaging/install-deps.sh test"
   done
   # A cluster of the same name left behind (a killed test run) is removed first.
   [[ -e $record ]] && cmd_down

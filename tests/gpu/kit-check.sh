@@ -31,7 +31,7 @@ while (($#)); do
 done
 [[ $(id -u) == 0 ]] || { echo "kit-check.sh: needs root (chroot and mounts)" >&2; exit 1; }
 [[ -f $kit ]] || { echo "kit-check.sh: no kit at $kit: build it with tests/gpu/kit.sh" >&2; exit 1; }
-command -v mmdebstrap >/dev/null || { echo "kit-check.sh: mmdebstrap is missing: run packaging/install-deps.sh" >&2; exit 1; }
+command -v mmdebstrap >/dev/null || { echo "kit-check.sh: mmdebstrap is missing: run packaging/install-deps.sh test" >&2; exit 1; }
 cuda_libs=/usr/local/cuda/lib64
 machine_libs=(libcublas.so.13 libcublasLt.so.13 libnccl.so.2)
 

@@ -51,9 +51,9 @@ if [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
   exit 1
 fi
 for tool in patchelf ldd strip tar "${slurm_daemons[@]}" "${slurm_clients[@]}" "${cluster_tools[@]}"; do
-  command -v "$tool" >/dev/null || { echo "kit.sh: $tool is missing: run packaging/install-deps.sh" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "kit.sh: $tool is missing: run packaging/install-deps.sh test" >&2; exit 1; }
 done
-[[ -f $data/train-images-idx3-ubyte.gz ]] || { echo "kit.sh: no Fashion-MNIST in $data: run packaging/install-deps.sh" >&2; exit 1; }
+[[ -f $data/train-images-idx3-ubyte.gz ]] || { echo "kit.sh: no Fashion-MNIST in $data: run packaging/install-deps.sh test" >&2; exit 1; }
 
 # ---------------------------------------------------------------- build
 if [[ ! -f $build/CMakeCache.txt ]]; then

@@ -11,7 +11,7 @@ so what goes over is split by meaning into named steps. A file that reads
 better whole (one class, one state machine) goes over only by name, in
 FILE_EXEMPTIONS, with its own limit and the reason; an exemption that is no
 longer needed is an error too, so the list stays true. Functions are measured
-with Universal Ctags (packaging/install-deps.sh installs it), which gives each
+with Universal Ctags (packaging/install-deps.sh test installs it), which gives each
 function's first and last line.
 
 Standard library only: it runs on Debian's python3 with nothing installed.
@@ -63,10 +63,10 @@ def functions(root, files):
     """[(path, first line, last line, name)] of every function definition, from ctags."""
     ctags = shutil.which("ctags")
     if ctags is None:
-        raise RuntimeError("ctags not found; packaging/install-deps.sh installs universal-ctags")
+        raise RuntimeError("ctags not found; packaging/install-deps.sh test installs universal-ctags")
     version = subprocess.run([ctags, "--version"], capture_output=True, text=True).stdout
     if "Universal Ctags" not in version:
-        raise RuntimeError("%s is not Universal Ctags (it says: %s); packaging/install-deps.sh installs "
+        raise RuntimeError("%s is not Universal Ctags (it says: %s); packaging/install-deps.sh test installs "
                            "universal-ctags" % (ctags, version.strip().splitlines()[0] if version else "nothing"))
     # Every file through the C++ parser (CUDA is C++ to it); kind f: function
     # definitions, not declarations; field e: the line of the closing brace.

@@ -118,7 +118,7 @@ END_TEST
 // Fortune's cookies, as ddp-tokenize splits them: the held-out part, back to the text.
 START_TEST(fortunes_cookies_become_tokens_and_back) {
   auto text = read_maybe_gzip(kCookies, std::size_t(64) << 20);
-  ck_assert_msg(text, "%s (packaging/install-deps.sh installs fortunes)", text ? "" : text.error().c_str());
+  ck_assert_msg(text, "%s (packaging/install-deps.sh test installs fortunes)", text ? "" : text.error().c_str());
   ck_assert_uint_gt(text->size(), 200000);
   const std::span<const std::uint8_t> all(*text);
   const auto cut = held_out_start(all, 0.1);
