@@ -27,7 +27,9 @@
 # removed, and must then deny the daemons the test mode installs. slurmctld
 # and slurmd, when this run installed them, are disabled afterwards: the test
 # clusters need only their programs, and a system-wide slurmd started at boot
-# would hold port 6818, which cluster.sh --host-network uses.
+# would hold port 6818, which cluster.sh --host-network uses. Where apt-get
+# would remove a package, or upgrade this machine's Slurm or munge under
+# their daemons, it installs nothing and says what to do first.
 #
 # Idempotent: a second run installs nothing and finishes in a second or two.
 # Installing needs root; a run that finds everything installed does not.
@@ -165,6 +167,26 @@ if ((${#missing[@]} == 0)); then
   exit 0
 fi
 [[ $(id -u) -eq 0 ]] || die "${missing[*]} missing; installing them needs root: sudo $0 $mode"
+export DEBIAN_FRONTEND=noninteractive
+# needrestart (where installed) would restart services using upgraded libraries.
+export NEEDRESTART_SUSPEND=1
+apt-get update -qq
+
+# What apt-get would do, first: it may remove nothing, nor upgrade this
+# machine's Slurm or munge under their running daemons (new libraries for
+# the rest are apt's ordinary work, and restart nothing: policy-rc.d below).
+plan=$(apt-get -s install --no-install-recommends "${missing[@]}" 2>&1) ||
+  die "apt-get cannot install ${missing[*]}: $(tail -n 3 <<<"$plan" | paste -sd ' ')"
+removed=() upgraded=()
+while read -r verb pkg old _; do
+  pkg=${pkg%%:*}
+  if [[ $verb == Remv ]]; then removed+=("$pkg")
+  elif [[ $verb == Inst && $old == \[* && $pkg =~ ^(lib)?(slurm|munge|pmix) ]]; then upgraded+=("$pkg"); fi
+done <<<"$plan"
+((${#removed[@]} == 0)) ||
+  die "installing ${missing[*]} would remove ${removed[*]}: settle that with apt-get yourself (apt-get -s install ${missing[*]} shows why), then run again"
+((${#upgraded[@]} == 0)) ||
+  die "installing ${missing[*]} would upgrade this machine's Slurm or munge (${upgraded[*]}) under its daemons: upgrade them when it suits you (apt-get install --only-upgrade ${upgraded[*]}), then run again"
 
 # No package starts a service while apt-get runs: Debian's invoke-rc.d and
 # deb-systemd-invoke ask /usr/sbin/policy-rc.d, and 101 means "forbidden". A
@@ -194,10 +216,6 @@ else
 fi
 
 echo "$me: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-# needrestart (where installed) would restart services using upgraded libraries.
-export NEEDRESTART_SUSPEND=1
-apt-get update -qq
 # --no-install-recommends keeps the machine lean; what we need is listed above.
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The system-wide slurmctld and slurmd this run installed stay off at boot too.

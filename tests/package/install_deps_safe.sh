@@ -63,6 +63,16 @@ EOF
 cat >>"$bin/apt-get" <<'EOF'
 echo "$*" >>"$state/apt-get"
 [[ " $* " == *" install "* ]] || exit 0
+if [[ " $* " == *" -s "* ]]; then
+  # The simulation: each package new, then what the case adds ($state/plan).
+  seen=0
+  for a in "$@"; do
+    [[ $a == install ]] && { seen=1; continue; }
+    ((seen)) && [[ $a != -* ]] && echo "Inst $a (1.0 Debian:12.11/stable [amd64])"
+  done
+  cat "$state/plan" 2>/dev/null
+  exit 0
+fi
 if [[ -e /usr/sbin/policy-rc.d ]]; then
   rc=0
   /usr/sbin/policy-rc.d slurmd start >/dev/null 2>&1 || rc=$?
@@ -295,6 +305,18 @@ for mode in build test; do
   fi
   no_service_touched
 done
+# Installing slurmd on a controller whose Debian slurmctld is older than the
+# archive's would upgrade it under the running daemon; a removal likewise.
+for plan in "Inst slurmctld [22.05.8-4] (22.05.8-4+deb12u3 Debian:12.11/stable [amd64])" "Remv libfoo1 [1.0]"; do
+  reset "test: apt-get would ${plan%% *}: refused" slurmd "${build_missing[@]}"
+  debian_slurm
+  echo "$plan" >"$state/plan"
+  run test
+  expect_rc fail; said "$(cut -d' ' -f2 <<<"$plan")"
+  [[ ! -s $state/installed ]] || fail "apt-get installed: $(xargs <"$state/installed")"
+  no_service_touched; no_policy_left
+done
+
 reset "build: DDP_SLURM_PREFIX without Slurm's headers" "${build_missing[@]}" libslurm-dev
 mkdir -p "$prefix"
 DDP_SLURM_PREFIX=$prefix run build
