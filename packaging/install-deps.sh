@@ -147,6 +147,8 @@ if [[ -n $spank_h ]]; then
   version=$(sed -n 's/^#define SLURM_VERSION_NUMBER 0x\([0-9a-fA-F]\{6\}\).*/\1/p' "${spank_h%/spank.h}/slurm_version.h" 2>/dev/null || true)
   [[ -z $version ]] || version=$(printf '%d.%02d.%d' "0x${version:0:2}" "0x${version:2:2}" "0x${version:4:2}")
   echo "$me: Slurm ${version:-(version unknown)}: $spank_h ($(from "$(owner "$spank_h")"))"
+  [[ $mode != build || ${#foreign[@]} -eq 0 || " ${foreign[*]} " == *" $spank_h "* ]] ||
+    echo "$me: note: Slurm's programs here are a site's own (${foreign[*]}); if their release is not that one, name their prefix: DDP_SLURM_PREFIX=/opt/slurm $0 build" >&2
 elif ((${#foreign[@]} > 0)); then
   die "no slurm/spank.h found, but Slurm's programs here are a site's own (${foreign[*]}): Debian's headers would build a plugin for another Slurm. Name that Slurm's prefix: DDP_SLURM_PREFIX=/opt/slurm $0 build"
 else
@@ -157,10 +159,12 @@ if [[ $mode == test ]]; then
   for p in "${test_packages[@]}"; do [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p"); done
 fi
 
-installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null || true)
+# Installed: "install ok installed", or "hold ok installed" for a package held.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null |
+  awk '$3 == "ok" && $4 == "installed" { print $1 }' || true)
 missing=()
 for p in "${packages[@]}"; do
-  grep -qxF "$p install ok installed" <<<"$installed" || missing+=("$p")
+  grep -qxF "$p" <<<"$installed" || missing+=("$p")
 done
 if ((${#missing[@]} == 0)); then
   echo "$me: all ${#packages[@]} packages already installed"
@@ -177,11 +181,12 @@ apt-get update -qq
 # the rest are apt's ordinary work, and restart nothing: policy-rc.d below).
 plan=$(apt-get -s install --no-install-recommends "${missing[@]}" 2>&1) ||
   die "apt-get cannot install ${missing[*]}: $(tail -n 3 <<<"$plan" | paste -sd ' ')"
-removed=() upgraded=()
+removed=() upgraded=() new=()
 while read -r verb pkg old _; do
   pkg=${pkg%%:*}
   if [[ $verb == Remv ]]; then removed+=("$pkg")
-  elif [[ $verb == Inst && $old == \[* && $pkg =~ ^(lib)?(slurm|munge|pmix) ]]; then upgraded+=("$pkg"); fi
+  elif [[ $verb == Inst && $old != \[* ]]; then new+=("$pkg")
+  elif [[ $verb == Inst && $pkg =~ ^(lib)?(slurm|munge|pmix) ]]; then upgraded+=("$pkg"); fi
 done <<<"$plan"
 ((${#removed[@]} == 0)) ||
   die "installing ${missing[*]} would remove ${removed[*]}: settle that with apt-get yourself (apt-get -s install ${missing[*]} shows why), then run again"
@@ -201,8 +206,10 @@ trap remove_policy EXIT
 trap 'exit 130' INT HUP
 trap 'exit 143' TERM
 if [[ -e $policy || -L $policy ]]; then
+  ! grep -qs 'packaging/install-deps.sh (slurm-ddp)' "$policy" ||
+    echo "$me: $policy was left by a run of this script that was killed; it keeps every service from starting: rm $policy /usr/sbin/.policy-rc.d.slurm-ddp.* once no install-deps.sh runs" >&2
   for d in "${daemons[@]}"; do
-    [[ " ${missing[*]} " == *" $d "* ]] || continue
+    [[ " ${new[*]} " == *" $d "* ]] || continue
     rc=0
     "$policy" "$d" start >/dev/null 2>&1 || rc=$?
     ((rc == 101)) || die "this site's $policy allows starting $d (it answers $rc, not 101), which this run would install: make it answer 101 while this runs, or install $d yourself (apt-get install $d) and run again"
@@ -220,7 +227,7 @@ echo "$me: installing ${missing[*]}"
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 # The system-wide slurmctld and slurmd this run installed stay off at boot too.
 units=()
-for d in slurmctld slurmd; do [[ " ${missing[*]} " != *" $d "* ]] || units+=("$d.service"); done
+for d in slurmctld slurmd; do [[ " ${new[*]} " != *" $d "* ]] || units+=("$d.service"); done
 if ((${#units[@]} > 0)) && command -v systemctl >/dev/null; then
   systemctl disable --quiet "${units[@]}" 2>/dev/null || echo "$me: could not disable ${units[*]} (installed by this run, never started): systemctl disable ${units[*]}" >&2
 fi

@@ -264,6 +264,13 @@ for answer in 101 0; do
   fi
 done
 
+reset "test: a policy-rc.d a killed run left: named, kept" "${fresh[@]}"
+printf '%s\n' '#!/bin/sh' '# packaging/install-deps.sh (slurm-ddp): no service starts while it installs; removed when it ends' 'exit 101' >/usr/sbin/policy-rc.d
+chmod 755 /usr/sbin/policy-rc.d
+run test
+expect_rc ok; said "left by a run of this script that was killed"; no_daemon_started
+[[ -e /usr/sbin/policy-rc.d ]] || fail "removed a policy-rc.d it did not make in this run"
+
 # A site's own Slurm 24.11.5 in /usr/local, its daemons running and enabled.
 site_slurm() {
   slurm_headers /usr/local/include 0x180b05
@@ -285,6 +292,13 @@ debian_slurm
 slurm_program /usr/local/sbin/slurmd
 run test
 expect_rc fail; said "/usr/local/sbin/slurmd"; no_apt; no_service_touched
+
+reset "build: Debian's headers, a site's slurmd: built against the headers, with a note" "${build_missing[@]}"
+debian_slurm
+slurm_program /usr/local/sbin/slurmd
+run build
+expect_rc ok; said "Slurm 22.05.8: /usr/include/slurm/spank.h"; said "note: Slurm's programs here are a site's own (/usr/local/sbin/slurmd)"
+installed_exactly "${build_missing[@]}"; no_service_touched; no_daemon_started; no_policy_left
 
 reset "build: a site's Slurm programs on PATH, no headers: refused" "${build_missing[@]}" libslurm-dev
 slurm_program /usr/local/bin/srun
