@@ -138,7 +138,9 @@ reset() {
   case=$1
   shift
   local d
-  for d in /usr/sbin /usr/local /usr/include; do [[ $(findmnt -n -o FSTYPE "$d") == tmpfs ]] || exit 1; done
+  for d in /usr/sbin /usr/local /usr/include; do
+    [[ $(findmnt -n -o FSTYPE "$d") == tmpfs ]] || { echo "install_deps_safe: $d is not this test's tmpfs: stopping" >&2; exit 1; }
+  done
   find /usr/sbin /usr/local /usr/include "$state" -mindepth 1 -delete
   rm -rf "$work/opt"
   printf '%s\n' "$@" >"$state/missing"
