@@ -324,7 +324,9 @@ done
 # Installing slurmd on a controller whose Debian slurmctld is older than the
 # archive's would upgrade it under the running daemon; a removal likewise.
 for plan in "Inst slurmctld [22.05.8-4] (22.05.8-4+deb12u3 Debian:12.11/stable [amd64])" "Remv libfoo1 [1.0]"; do
-  reset "test: apt-get would ${plan%% *}: refused" slurmd "${build_missing[@]}"
+  what="upgrade the running slurmctld's package"
+  [[ $plan == Remv* ]] && what="remove a package"
+  reset "test: apt-get would $what: refused" slurmd "${build_missing[@]}"
   debian_slurm
   echo "$plan" >"$state/plan"
   run test
