@@ -39,13 +39,14 @@ import torch.nn as nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-# SIGUSR1 came: noted here by the handler, acted on at the end of a step.
-usr1 = False
+# How many SIGUSR1 this worker got: counted by the handler, acted on at the
+# end of a step (a handler runs wherever the main thread is).
+usr1_count = 0
 
 
 def on_usr1(signum, frame):
-    global usr1
-    usr1 = True
+    global usr1_count
+    usr1_count += 1
 
 
 def device_and_backend():
@@ -90,7 +91,6 @@ def save_checkpoint(path, model, optimizer, step):
 
 
 def train(args, device):
-    global usr1
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)  # the same initial model on every run (DDP copies rank 0's to the others)
     model = DDP(nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1)).to(device),
@@ -108,6 +108,7 @@ def train(args, device):
     loader = DataLoader(data, batch_size=args.batch_size, sampler=sampler, drop_last=True)
     progress = os.environ.get("DDP_PROGRESS_FILE")  # None without --ddp-hang-timeout
     step, epoch, loss = start, 0, torch.zeros(())
+    usr1_handled = 0  # signals the ranks have saved for
     while step < args.steps:
         sampler.set_epoch(epoch)
         for x, y in loader:
@@ -122,17 +123,19 @@ def train(args, device):
                 pathlib.Path(progress).write_text(str(step))
             if rank == 0 and (step % args.log_every == 0 or step == args.steps - 1):
                 print(f"step {step}/{args.steps} loss {loss.item():.4f}", flush=True)
-            # Every rank learns whether any got SIGUSR1 (a one-number all-reduce a
-            # step), so all of them save and end at the same step.
-            stop = torch.tensor([1.0 if usr1 else 0.0], device=device)
-            dist.all_reduce(stop, op=dist.ReduceOp.MAX)
-            if stop.item():
+            # The ranks get a signal at different moments, a step apart at times:
+            # the most any rank has counted (a one-number all-reduce a step) tells
+            # all of them at once that a new one came, so they save the same step,
+            # once per signal, and end together.
+            seen = torch.tensor([float(usr1_count)], device=device)
+            dist.all_reduce(seen, op=dist.ReduceOp.MAX)
+            if seen.item() > usr1_handled:
+                usr1_handled = int(seen.item())
                 save_checkpoint(checkpoint, model, optimizer, step)
                 if rank == 0:
                     print(f"SIGUSR1: saved step {step}", flush=True)
                 if os.environ.get("DDP_REQUEUE") == "1":  # the job goes back to the queue
                     return step
-                usr1 = False
             if args.checkpoint_every and (step + 1) % args.checkpoint_every == 0:
                 save_checkpoint(checkpoint, model, optimizer, step)
             step += 1
