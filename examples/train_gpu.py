@@ -107,7 +107,8 @@ def train(args, device):
     sampler = DistributedSampler(data, shuffle=True, seed=0)  # each rank its share
     loader = DataLoader(data, batch_size=args.batch_size, sampler=sampler, drop_last=True)
     progress = os.environ.get("DDP_PROGRESS_FILE")  # None without --ddp-hang-timeout
-    step, epoch, loss = start, 0, torch.zeros(())
+    # A resumed run goes on with the epoch it stopped in (its shuffle), from its start.
+    step, epoch, loss = start, start // len(loader), torch.zeros(())
     usr1_handled = 0  # signals the ranks have saved for
     while step < args.steps:
         sampler.set_epoch(epoch)
