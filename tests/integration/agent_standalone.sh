@@ -3,7 +3,7 @@
 set -euo pipefail
 agent=${1:?path to ddp-agent}
 src=${2:?source dir}
-out=$(timeout 90 "$agent" --nproc 2 -- /usr/bin/python3 "$src/examples/allreduce.py")
+out=$(timeout 90 "$agent" --nproc 2 -- /usr/bin/python3 "$src/tests/integration/fixtures/allreduce.py")
 [[ $(grep -c 'sum=3 expected=3 OK$' <<<"$out") == 2 ]] || { echo "$out"; echo "FAIL: expected 2 OK ranks"; exit 1; }
 set +e
 timeout 30 "$agent" -- true 2>/tmp/agent-err.$$; rc=$?

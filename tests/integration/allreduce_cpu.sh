@@ -12,7 +12,7 @@ if getent hosts "$node0" >/dev/null; then fail "$node0 resolves; the test needs 
 
 # On nodes 0 and 1 by name: a test just before may leave node 0 completing
 # its last job for a moment, and srun -N2 alone then takes nodes 1 and 2.
-run srun -N2 -w "$node0,$CLUSTER_NAME-n1" --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+run srun -N2 -w "$node0,$CLUSTER_NAME-n1" --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py"
 expect_rc 0 "srun --ddp allreduce"
 lines=$(grep '^rank=' <<<"$OUT" | sort)
 expect_eq "$(wc -l <<<"$lines")" "4" "four ranks reported"

@@ -22,14 +22,14 @@ if [[ $TORCHRUN_WORKS == 1 ]]; then
   srun --no-ddp --ntasks-per-node=1 --export=ALL,GLOO_SOCKET_IFNAME=eth0 bash -c \
     'exec torchrun --nnodes=$DDP_NNODES --nproc_per_node=$DDP_NPROC_PER_NODE --node_rank=$SLURM_NODEID \
        --master_addr=$MASTER_ADDR --master_port=$MASTER_PORT --redirects 9:0 --tee 9:0 \
-       $DDP_SOURCE_DIR/examples/allreduce.py'
+       $DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py'
 else
   # One task per rank, the torchrun variables from Slurm's, by hand
   # (--overcommit: the job holds one CPU per node).
   srun --no-ddp --overcommit --ntasks-per-node="$DDP_NPROC_PER_NODE" --export=ALL,GLOO_SOCKET_IFNAME=eth0 bash -c \
     'RANK=$SLURM_PROCID LOCAL_RANK=$SLURM_LOCALID WORLD_SIZE=$SLURM_NTASKS \
      LOCAL_WORLD_SIZE=$DDP_NPROC_PER_NODE GROUP_RANK=$SLURM_NODEID \
-     exec python3 $DDP_SOURCE_DIR/examples/allreduce.py'
+     exec python3 $DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py'
 fi
 JOB
 # Debian builds PyTorch 2.x without libuv, and its torchrun then cannot start

@@ -5,7 +5,7 @@
 # any node.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-sleeper="$DDP_SOURCE_DIR/examples/sleeper.py"
+sleeper="$DDP_SOURCE_DIR/tests/integration/fixtures/sleeper.py"
 
 # --- kill -9 of one worker on node 2 ------------------------------------------
 bg_srun kill -N3 --ddp=cpu --ddp-procs=2 "$PYTHON" "$sleeper" 120

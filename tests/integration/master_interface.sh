@@ -13,7 +13,7 @@ ib0=$("$DDP_SOURCE_DIR/tests/cluster/cluster.sh" node --name "$CLUSTER_NAME" 0 i
 [[ -n $ib0 ]] || fail "the test cluster has no ib0 on node 0 (cluster.sh up --ib)"
 
 printf '%s\nMasterInterface=ib0\n' "$good" >"$config"
-run srun -N2 --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+run srun -N2 --ddp=cpu --ddp-procs=2 "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py"
 expect_rc 0 "all_reduce over ib0"
 expect_eq "$(grep -c "master=$ib0:.* iface=ib0 .*sum=10 expected=10 OK" <<<"$OUT")" "4" \
   "4 ranks met on node 0's ib0 address, Gloo bound to ib0"

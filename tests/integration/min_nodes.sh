@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # An elastic minimum (--ddp-min-nodes) without spares, on real daemons: a
-# 2-node PyTorch run (examples/resume.py) loses node 1's network; it goes on
+# 2-node PyTorch run (tests/integration/fixtures/resume.py) loses node 1's network; it goes on
 # from the newest snapshot on node 0 alone, WORLD_SIZE halved, every worker
 # told the new size and the restart count. A minimum above the nodes that run
 # workers is refused before anything starts.
@@ -31,7 +31,7 @@ expect_not_in "$ERR" "warning" "sbatch -k counts"
 
 export RESUME_STEPS=40 RESUME_STEP_SECONDS=0.25 RESUME_CRASH=0
 mkdir -p "$WORK/pt"
-bg_srun shrink -N2 -k --ddp=cpu --ddp-procs=2 --ddp-min-nodes=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
+bg_srun shrink -N2 -k --ddp=cpu --ddp-procs=2 --ddp-min-nodes=1 "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/resume.py" "$WORK/pt"
 wait_lines "$WORK/shrink.out" "attempt=0 restart_count=0" 4 90
 sleep 2
 cut_at=$(now)

@@ -4,7 +4,7 @@
 # message naming the lost node, long before any Gloo/NCCL timeout.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-sleeper="$DDP_SOURCE_DIR/examples/sleeper.py"
+sleeper="$DDP_SOURCE_DIR/tests/integration/fixtures/sleeper.py"
 veth=sddp${CLUSTER_NAME}2
 restore_link() { ip link set "$veth" up 2>/dev/null || true; cleanup_work; }
 trap restore_link EXIT

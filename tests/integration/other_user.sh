@@ -20,7 +20,7 @@
 # evicts node 0's transfer and node 1 is taken out.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-script=$DDP_SOURCE_DIR/examples/allreduce.py
+script=$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py
 mallory=ddp-mallory
 id -u "$mallory" >/dev/null 2>&1 || useradd -r -M -d /nonexistent -s /usr/sbin/nologin "$mallory"
 site_conf=/etc/slurm/ddp.conf

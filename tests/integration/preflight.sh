@@ -15,7 +15,7 @@
 #   4. a bad value is refused by srun at once, naming the choices.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-script=$DDP_SOURCE_DIR/examples/allreduce.py
+script=$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py
 cg=""
 cleanup() {
   for n in 0 2; do ip netns exec "sddp-$CLUSTER_NAME-n$n" tc qdisc del dev eth0 root 2>/dev/null || true; done

@@ -7,7 +7,7 @@
 # user's terminal gets a few summary lines, not one per stranger.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-sleeper="$DDP_SOURCE_DIR/examples/sleeper.py"
+sleeper="$DDP_SOURCE_DIR/tests/integration/fixtures/sleeper.py"
 peer="$DDP_SOURCE_DIR/tests/integration/rdzv_peer.py"
 
 bg_srun jobA -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose "$PYTHON" "$sleeper" 15

@@ -4,7 +4,7 @@
 # the job goes on unaffected.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
-sleeper="$DDP_SOURCE_DIR/examples/sleeper.py"
+sleeper="$DDP_SOURCE_DIR/tests/integration/fixtures/sleeper.py"
 addr0=$(node_addr "$CLUSTER_NAME-n0")
 
 bg_srun job -N2 --ddp=cpu --ddp-procs=2 --ddp-verbose "$PYTHON" "$sleeper" 8

@@ -10,7 +10,7 @@ trap 'rm -rf "$work"' EXIT
 cat >"$work/job.sh" <<JOB
 #!/bin/bash
 #SBATCH --ddp-verbose
-srun $PYTHON $DDP_SOURCE_DIR/examples/allreduce.py
+srun $PYTHON $DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py
 echo "--- no-ddp step"
 srun --no-ddp env | grep -c '^RANK=' || true
 JOB
@@ -22,7 +22,7 @@ expect_in "$OUT" $'--- no-ddp step\n0' "srun --no-ddp ran without the DDP enviro
 expect_in "$ERR" "ddp-agent: info: node 0" "#SBATCH --ddp-verbose (a flag: \"(null)\") reached the step"
 
 # salloc passes its options to the steps of the command it runs the same way.
-run salloc -N2 --ddp=cpu --ddp-procs=2 srun "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+run salloc -N2 --ddp=cpu --ddp-procs=2 srun "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py"
 expect_rc 0 "salloc --ddp srun"
 expect_eq "$(grep -c 'sum=10 expected=10 OK$' <<<"$OUT")" "4" "salloc's --ddp options reached the srun step"
 pass "sbatch and salloc options reach srun steps; --no-ddp opts out"

@@ -5,7 +5,7 @@
 # snapshot, with the same ranks and world size.
 #   1. ddp-train, node 1's network cut after epoch 3: the run resumes on nodes
 #      0 and 2 and ends with exactly the parameters of an uninterrupted run.
-#   2. PyTorch (examples/resume.py, the seeds' snapshot pattern), node 1
+#   2. PyTorch (tests/integration/fixtures/resume.py, the seeds' snapshot pattern), node 1
 #      crashed (SIGKILL to every process on it: slurmd, slurmstepd, agent,
 #      workers): the same, ranks 2 and 3 now on node 2.
 #   3. A worker of node 1 fails and the site's HealthCheck fails there: node 1
@@ -108,7 +108,7 @@ node_back 1
 # 2. PyTorch, node 1 crashed outright.
 export RESUME_STEPS=40 RESUME_STEP_SECONDS=0.25 RESUME_CRASH=0
 mkdir -p "$WORK/pt"
-bg_srun crash -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
+bg_srun crash -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/resume.py" "$WORK/pt"
 wait_lines "$WORK/crash.out" "attempt=0 restart_count=0" 4 90
 sleep 2
 crash_at=$(now)
@@ -134,7 +134,7 @@ node_back 1
 # srun ends at once with 0: no node was lost to Slurm.
 rm -rf "$WORK/pt" && mkdir -p "$WORK/pt"
 run env RESUME_CRASH=1 RESUME_STEP_SECONDS=0 "DDP_TEST_UNHEALTHY=$lost" \
-  srun -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 "$PYTHON" "$DDP_SOURCE_DIR/examples/resume.py" "$WORK/pt"
+  srun -N3 -k --ddp=cpu --ddp-procs=2 --ddp-spares=1 "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/resume.py" "$WORK/pt"
 expect_rc 0 "a run whose unhealthy node the spare replaced"
 expect_in "$ERR" "node 1 ($(hostname)) is unhealthy: its HealthCheck " "node 1's agent says what its check found"
 expect_in "$ERR" "is unhealthy, taken out of the step: its HealthCheck " "node 0 takes it out"

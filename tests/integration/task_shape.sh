@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.sh"
 addr0=$(node_addr "$CLUSTER_NAME-n0")
 
-run srun -N2 --ntasks-per-node=2 --ddp=cpu "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+run srun -N2 --ntasks-per-node=2 --ddp=cpu "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py"
 expect_rc 0 "srun --ntasks-per-node=2 --ddp=cpu"
 expect_eq "$(grep -c 'sum=10 expected=10 OK$' <<<"$OUT")" "4" "4 task-workers all-reduced"
 for r in 0 1 2 3; do
@@ -13,7 +13,7 @@ for r in 0 1 2 3; do
 done
 
 # Heterogeneous: 3 tasks on 2 nodes -> 2 + 1 workers, ranks contiguous per node.
-run srun -N2 -n3 --ddp=cpu "$PYTHON" "$DDP_SOURCE_DIR/examples/allreduce.py"
+run srun -N2 -n3 --ddp=cpu "$PYTHON" "$DDP_SOURCE_DIR/tests/integration/fixtures/allreduce.py"
 expect_rc 0 "srun -n3 -N2 --ddp=cpu"
 expect_eq "$(grep -c 'sum=6 expected=6 OK$' <<<"$OUT")" "3" "3 task-workers all-reduced"
 expect_in "$OUT" "rank=2 local_rank=0 world=3 local_world=1 group_rank=1" "rank 2 alone on node 1"

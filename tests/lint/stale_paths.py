@@ -42,8 +42,8 @@ EXTERNAL = {"slurm/slurm.h", "slurm/spank.h", "examples/mnist/main.py", "version
             "plugstack.conf", "cgroup.conf", "spank.h", "nccl.h", "cudnn.h", "gloo.h", "ddp.conf", "job.sh",
             "cli_filter.lua", "topology.conf", "acct_gather.conf", "conftest.py", "setup.py", "model.py",
             "distributed.py", "elastic_agent.py", "api.py", "timer.py", "error_handler.py", "slurm.h",
-            "task_prolog.sh", "health_check.sh", "fail.py", "raise.py", "sleeper.py", "hang.py", "resume.py",
-            "train_fashion_mnist.py", "allreduce.py", "profiler.h", "nccl_profiler.h", "CMakeLists.txt",
+            "task_prolog.sh", "health_check.sh", "fail.py", "raise.py", "hang.py",
+            "profiler.h", "nccl_profiler.h", "CMakeLists.txt",
             "Makefile", "README.md", "RESULTS.md", "metrics.csv", "metrics.png", "stats.json", "rank-R.out"}
 # A word that may be a file's name: folders, then a name with dots in it;
 # names() keeps those whose last suffix (or the one before a man page's
