@@ -46,7 +46,7 @@ pass "ddp-agent SDDP_HANG_TIMEOUT=3: rank 1 named with its stack"
 run srun -N1 --ddp=cpu --ddp-procs=2 --ddp-hang-timeout=2 "$PYTHON" -c "import time; time.sleep(4)"
 expect_rc 0 "a script without a progress signal runs to its end"
 expect_in "$ERR" "--ddp-hang-timeout=2 s watched nothing: no worker touched its DDP_PROGRESS_FILE" "it is told"
-expect_in "$ERR" 'pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()' "and the one line to add"
+expect_in "$ERR" 'if p := os.environ.get("DDP_PROGRESS_FILE"): pathlib.Path(p).touch()' "and the one line to add"
 pass "a script without a progress signal is told the line to add"
 
 # ddp-train signals progress each step by itself: a run several times the

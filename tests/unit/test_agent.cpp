@@ -333,7 +333,7 @@ START_TEST(a_script_that_never_signals_progress_is_told_how) {
       run_watched(2, "echo $PYTHONFAULTHANDLER ${DDP_PROGRESS_FILE##*/} > $T/env$RANK; sleep 2.5", 1000);
   ck_assert_int_eq(rc, 0);
   CK_CONTAINS(log, "node 0: --ddp-hang-timeout=1 s watched nothing: no worker touched its DDP_PROGRESS_FILE");
-  CK_CONTAINS(log, "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()");
+  CK_CONTAINS(log, "if p := os.environ.get(\"DDP_PROGRESS_FILE\"): pathlib.Path(p).touch()");
   ck_assert_int_eq(std::count(log.begin(), log.end(), '\n'), 1);
   CK_STR_EQ(slurp(fs::path(dir) / "env0"), "1 progress\n");  // faulthandler on, a file of its own
   fs::remove_all(dir);

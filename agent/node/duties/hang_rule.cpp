@@ -96,7 +96,7 @@ std::string untouched_warning(std::uint32_t node_rank, std::chrono::milliseconds
   return "node " + std::to_string(node_rank) + ": --ddp-hang-timeout=" + seconds_text(timeout) +
          " watched nothing: no worker touched its DDP_PROGRESS_FILE (the watch starts at a worker's first "
          "touch); ddp-train touches it every step, a script adds one line to its step: "
-         "pathlib.Path(os.environ[\"DDP_PROGRESS_FILE\"]).touch()";
+         "if p := os.environ.get(\"DDP_PROGRESS_FILE\"): pathlib.Path(p).touch()";
 }
 
 std::uint64_t epoch_ms(WallClock::time_point t) {

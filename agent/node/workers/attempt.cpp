@@ -42,7 +42,7 @@ void add_nccl_stats(Environment& env, const std::string& plugin, const std::stri
 // The worker's files: torch's @record writes its exception to
 // TORCHELASTIC_ERROR_FILE (the root cause points at it); with the hang watch
 // on, DDP_PROGRESS_FILE is its progress signal (ddp-train touches it every
-// step; a script in one line: pathlib.Path(os.environ["DDP_PROGRESS_FILE"]).touch()).
+// step; a script in one line: if p := os.environ.get("DDP_PROGRESS_FILE"): pathlib.Path(p).touch()).
 void add_files(Environment& env, const LaunchChoices& choices, const Attempt& attempt, std::uint32_t rank,
                const RunFiles& files, std::vector<std::string>& warnings) {
   if (!files.made()) return;  // the agent said why when it started
