@@ -13,8 +13,7 @@ cd "$(dirname "$0")/.."
 src=$PWD
 
 packaging/install-deps.sh
-# The programs only: the tests need ../shared/topologies beside the clone,
-# which the demo does not (tests/run-all.sh turns them back on).
+# The programs only: the demo needs no test (tests/run-all.sh builds them).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDP_BUILD_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 echo "run-demo: built spank_ddp.so, ddp-agent, ddp-train in build/"
