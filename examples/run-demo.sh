@@ -14,8 +14,7 @@ src=$PWD
 
 # The test mode: Debian's Slurm daemons for the local cluster, the data set, gnuplot.
 packaging/install-deps.sh test
-# The programs only: the tests need ../shared/topologies beside the clone,
-# which the demo does not (tests/run-all.sh turns them back on).
+# The programs only: the demo needs no test (tests/run-all.sh builds them).
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDP_BUILD_TESTS=OFF >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 echo "run-demo: built spank_ddp.so, ddp-agent, ddp-train in build/"

@@ -38,10 +38,10 @@
 # (about 2.5 minutes); the packages it downloads are kept in
 # /var/cache/slurm-ddp/apt/SUITE for the next run on this machine, which goes
 # faster with them and works without them. The source tree (tracked and
-# untracked files, as they are) and ../shared/topologies are copied in; the
-# build and the tests run inside, as root, with the local netns cluster
-# (tests/cluster/cluster.sh) on the suite's slurmctld and slurmd. With no
-# CTEST_ARGS every test but lint runs. Needs root.
+# untracked files, as they are) is copied in; the build and the tests run
+# inside, as root, with the local netns cluster (tests/cluster/cluster.sh) on
+# the suite's slurmctld and slurmd. With no CTEST_ARGS every test but lint
+# runs. Needs root.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [CTEST_ARGS...]}
@@ -133,12 +133,10 @@ echo "chroot/run.sh: chroot ready in $((SECONDS - start)) s: Slurm $(chroot "$ro
 # host a client runs on (srun's, to reach it back) by name.
 cp /etc/hosts "$root/etc/hosts"
 
-# The tree as it is (tracked and untracked, not ignored), and the shared
-# topologies the binding tests read from ../shared/topologies.
+# The tree as it is (tracked and untracked, not ignored): nothing beside it.
 rm -rf "$root/src"
-mkdir -p "$root/src/main" "$root/src/shared"
+mkdir -p "$root/src/main"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$root/src/main" -xf -
-cp -r "$repo/../shared/topologies" "$root/src/shared/"
 
 # ip netns needs / to be a mount point; the daemons need proc, sys and dev.
 # /run as systemd makes it (root's, 0755: a BadNodeHook may live there), /tmp

@@ -1,6 +1,8 @@
-// Binding plans on real node topologies (hwloc XML in shared/topologies). The
-// expected values were read off the XML files by hand (see the comments), not
-// produced by the code under test.
+// Binding plans on GPU node topologies: hwloc XML that
+// tests/topologies/make_topology.cpp writes into the build tree from a short
+// description of each node, and our capture of a one-GPU VM. The expected
+// values were worked out by hand from those descriptions (see the comments
+// and tests/topologies/README.md), not produced by the code under test.
 #include <stdlib.h>
 
 #include <filesystem>
@@ -86,9 +88,9 @@ const char* const kPower8 = "power8-4xP100-nvlink.xml";
 }  // namespace
 
 // 2s-4xH100-2xmlx5.xml: package 0 = PUs 0-3 (one PU per core) with GPUs
-// 18:00.0, 19:00.0 (switch 15:00.0, downstream 16:00.0 / 16:01.0, with mlx5_0
-// on 1a:00.0 behind 16:02.0) and 2c:00.0 (its own host bridge); package 1 =
-// PUs 4-7 with GPU 98:00.0 and mlx5_1 on 9a:00.0 behind switch 95:00.0.
+// 18:00.0, 19:00.0 and mlx5_0 (1a:00.0) on the downstream ports of one PCIe
+// switch (upstream port 16:00.0), and GPU 2c:00.0 under a host bridge of its
+// own; package 1 = PUs 4-7 with GPU 98:00.0 and mlx5_1 (9a:00.0) on one switch.
 START_TEST(h100_gpus_nics_and_local_cores) {
   const auto t = load(kH100);
   CK_STR_EQ(bus_ids(t), "0000:18:00.0 0000:19:00.0 0000:2c:00.0 0000:98:00.0");
@@ -203,22 +205,21 @@ START_TEST(gpu_bus_ids_match_in_any_spelling) {
 END_TEST
 
 // 2s-16c-3xM2075-mlx5.xml: package 0 = cores {0,16}..{7,23} with GPU 03:00.0
-// (05:03.0 is a Matrox VGA, vendor 102b); package 1 = cores {8,24}..{15,31}
-// with GPUs 83:00.0 (root port 80:02.0) and 84:00.0 (root port 80:03.0; the
-// 84:00.1 VGA is AMD, vendor 1002), and the ConnectX-4 mlx5_0, whose bus id
-// says 04:00.0 although it sits behind root port 80:03.0 next to GPU 84:00.0.
+// (05:03.0 is a Matrox VGA, vendor 102b: not a GPU); package 1 = cores
+// {8,24}..{15,31} with GPU 83:00.0 (root port 80:02.0), and on root port
+// 80:03.0 a PCIe switch with GPU 86:00.0 and the ConnectX-4 mlx5_0 (87:00.0).
 START_TEST(m2075_gpus_nics_and_local_cores) {
   const auto t = load(kM2075);
-  CK_STR_EQ(bus_ids(t), "0000:03:00.0 0000:83:00.0 0000:84:00.0");
+  CK_STR_EQ(bus_ids(t), "0000:03:00.0 0000:83:00.0 0000:86:00.0");
   CK_STR_EQ(cores(t.gpus[0].local_cores), "0,16 1,17 2,18 3,19 4,20 5,21 6,22 7,23");
   CK_STR_EQ(cores(t.gpus[1].local_cores), "8,24 9,25 10,26 11,27 12,28 13,29 14,30 15,31");
   CK_STR_EQ(cores(t.gpus[2].local_cores), "8,24 9,25 10,26 11,27 12,28 13,29 14,30 15,31");
   ck_assert_uint_eq(t.nics.size(), 1);
   CK_STR_EQ(t.nics[0].name, "mlx5_0");
-  CK_STR_EQ(t.nics[0].bus_id, "0000:04:00.0");
+  CK_STR_EQ(t.nics[0].bus_id, "0000:87:00.0");
   CK_STR_EQ(paths(t.gpu_nic_path[0]), "SYS");  // other package
   CK_STR_EQ(paths(t.gpu_nic_path[1]), "PHB");  // same host bridge, different root ports
-  CK_STR_EQ(paths(t.gpu_nic_path[2]), "PIX");  // same root port
+  CK_STR_EQ(paths(t.gpu_nic_path[2]), "PIX");  // same PCIe switch
   CK_STR_EQ(cores(t.allowed_cores),
             "0,16 1,17 2,18 3,19 4,20 5,21 6,22 7,23 8,24 9,25 10,26 11,27 12,28 13,29 14,30 15,31");
 }
@@ -226,7 +227,7 @@ END_TEST
 
 START_TEST(m2075_plan_keeps_hyperthreads_together) {
   const auto t = load(kM2075);
-  const auto plan = plan_gpu_binding(t, {"0000:03:00.0", "0000:83:00.0", "0000:84:00.0"}, {});
+  const auto plan = plan_gpu_binding(t, {"0000:03:00.0", "0000:83:00.0", "0000:86:00.0"}, {});
   CK_STR_EQ(pus(plan.workers[0].cpus), "0,1,2,3,4,5,6,7,16,17,18,19,20,21,22,23");
   CK_STR_EQ(pus(plan.workers[1].cpus), "8,9,10,11,24,25,26,27");
   CK_STR_EQ(pus(plan.workers[2].cpus), "12,13,14,15,28,29,30,31");
@@ -240,7 +241,7 @@ END_TEST
 START_TEST(m2075_allowed_subset_is_intersected_per_pu) {
   const auto t = load(kM2075);
   // The step has core {8,24} whole and only PU 25 of core {9,25}.
-  const auto plan = plan_gpu_binding(t, {"0000:83:00.0", "0000:84:00.0"}, {{8, 24}, {25}});
+  const auto plan = plan_gpu_binding(t, {"0000:83:00.0", "0000:86:00.0"}, {{8, 24}, {25}});
   CK_STR_EQ(pus(plan.workers[0].cpus), "8,24");
   CK_STR_EQ(pus(plan.workers[1].cpus), "25");
   ck_assert_msg(plan.warnings.empty(), "unexpected: %s", all_warnings(plan).c_str());
@@ -265,9 +266,10 @@ START_TEST(h200_vm_without_locality_binds_every_core) {
 }
 END_TEST
 
-// dgx2-16xV100-nvswitch.xml (CPU set trimmed): package 0 = PUs 0 and 1 (one
-// per core) with GPUs 34 36 39 3b 57 59 5c 5e, package 1 = PUs 24 and 25 with
-// b7 b9 bc be e0 e2 e5 e7; the NVSwitches (class 0680) are not GPUs; no HCAs.
+// dgx2-16xV100-nvswitch.xml, seen from a job whose cgroup allows PUs 0, 1, 24
+// and 25 of the 96: package 0 = PUs 0 and 1 (one allowed per core) with GPUs
+// 34 36 39 3b 57 59 5c 5e, package 1 = PUs 24 and 25 with b7 b9 bc be e0 e2
+// e5 e7; the 12 NVSwitches (NVIDIA, class 0680) are not GPUs; no HCAs.
 START_TEST(dgx2_sixteen_gpus_no_nics) {
   const auto t = load(kDgx2);
   CK_STR_EQ(bus_ids(t),
@@ -300,9 +302,10 @@ START_TEST(dgx2_more_gpus_than_cores_round_robin) {
 }
 END_TEST
 
-// power8-4xP100-nvlink.xml: package 0 = cores {0,1} {8,9} {16,17} {24,25}
-// with GPUs in PCI domains 0002 and 0003; package 1 = cores {80,81} {88,89}
-// {96,97} {104,105} with domains 000a and 000b; no HCAs.
+// power8-4xP100-nvlink.xml (SMT2, a cgroup allowing 4 of each package's 10
+// cores): package 0 = cores {0,1} {8,9} {16,17} {24,25} with GPUs in PCI
+// domains 0002 and 0003; package 1 = cores {80,81} {88,89} {96,97} {104,105}
+// with domains 000a and 000b; no HCAs. The NVLink matrix changes nothing.
 START_TEST(power8_gpus_in_pci_domains) {
   const auto t = load(kPower8);
   CK_STR_EQ(bus_ids(t), "0002:01:00.0 0003:01:00.0 000a:01:00.0 000b:01:00.0");
@@ -365,7 +368,7 @@ START_TEST(cpu_mode_splits_allowed_cores) {
 }
 END_TEST
 
-// A hand-written topology for what the four files lack: nested switches (PXB),
+// A hand-written topology for what the four shapes lack: nested switches (PXB),
 // devices at different PCIe depths (PHB), and NIC names past 9.
 //   host bridge A: 00:01.0 > { 01:00.0 > 02:00.0 > 03:00.0 > GPU 04:00.0,
 //                              01:01.0 > mlx5_10 (05:00.0) },
@@ -449,9 +452,14 @@ START_TEST(xml_errors_name_the_file) {
   ck_assert(!missing.ok());
   CK_CONTAINS(missing.error(), "/nonexistent/topo.xml");
   CK_CONTAINS(missing.error(), "lstopo");
-  const auto not_xml = load_topology_xml(xml("README.md"));
+  const auto dir = topology_scratch();
+  const std::string prose = dir + "/notes.xml";
+  write(prose, "Node notes: 2 H100, no InfiniBand.\n");
+  const auto not_xml = load_topology_xml(prose);
   ck_assert(!not_xml.ok());
-  CK_CONTAINS(not_xml.error(), xml("README.md"));
+  CK_CONTAINS(not_xml.error(), prose);
+  CK_CONTAINS(not_xml.error(), "is it an hwloc XML export");
+  fs::remove_all(dir);
 }
 END_TEST
 

@@ -1,7 +1,7 @@
 // Which CPUs and which NIC each worker of a node should use. Pure planning on
 // value types: the hwloc side (node/topology.hpp) turns a machine or an XML export
 // into a Topology, and everything here works on that, so the planner is tested
-// on real topologies without their hardware.
+// on GPU nodes' topologies without their hardware.
 //
 // The aim is the binding NCCL and the PyTorch docs recommend: each worker on the
 // cores next to its GPU (host-to-device copies and the CPU side of the data
