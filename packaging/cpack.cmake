@@ -67,9 +67,14 @@ else()
   string(APPEND ddp_plugin_description "\n.\nBuilt for a Slurm ${DDP_SLURM_RELEASE} installed from source, which no
 package provides: this package depends on no Slurm package, and the site
 keeps the plugin's release in step with its Slurm's.")
-  # ddp-check-config links that Slurm's libslurm, which no package owns:
-  # dpkg-shlibdeps must find it (its folder) and then asks for no package
-  # (CPack passes --ignore-missing-info).
+endif()
+# ddp-check-config links the libslurm found, which may be no package's (a
+# source install) or a package's without shlibs information (SchedMD's):
+# dpkg-shlibdeps must find it (its folder), and then asks for no package
+# when it has nothing to say (CPack passes --ignore-missing-info); the
+# Slurm dependency above covers it.
+# Debian's libslurm has its shlibs: the dependency on its library package.
+if(NOT DDP_SLURM_FLAVOUR STREQUAL "slurm-wlm")
   get_filename_component(ddp_libslurm_dir "${DDP_LIBSLURM}" DIRECTORY)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${ddp_libslurm_dir}")
 endif()
