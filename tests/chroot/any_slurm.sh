@@ -61,11 +61,15 @@ trap restore EXIT
 # libslurmfull and the plugins in lib/slurm (their RUNPATH), libslurm in lib.
 say "Slurm $version from ${slurm_pkgs[*]} relocated to $prefix"
 mkdir -p "$prefix"/{bin,sbin,lib/slurm,include}
+# The daemons are /usr/sbin/slurmd-wlm and so on in Debian 13 (update-alternatives
+# names them slurmd): a source install's names.
 while read -r f; do
   [[ -f $f && ! -L $f ]] || continue
+  base=${f##*/}
+  base=${base%-wlm}
   case $f in
-    /usr/sbin/slurm*) cp "$f" "$prefix/sbin/"; relocated+=("$prefix/sbin/${f##*/}") ;;
-    /usr/bin/*) cp "$f" "$prefix/bin/"; relocated+=("$prefix/bin/${f##*/}") ;;
+    /usr/sbin/slurm*) cp "$f" "$prefix/sbin/$base"; relocated+=("$prefix/sbin/$base") ;;
+    /usr/bin/*) cp "$f" "$prefix/bin/$base"; relocated+=("$prefix/bin/$base") ;;
   esac
 done < <(dpkg -L slurmctld slurmd slurm-client)
 cp "$slurm_lib"/*.so "$prefix/lib/slurm/"
