@@ -9,9 +9,10 @@
 #   source install  nothing owns spank.h: slurm-ddp depends on no Slurm and
 #                   no libslurm package
 #   SchedMD's       stand-ins made with equivs for slurm-smd and slurm-smd-dev
-#                   (the latter owning the headers under /usr/local, as
-#                   SchedMD's owns them under /usr): slurm-ddp depends on
-#                   slurm-smd of this release, and installs with that alone
+#                   (the latter owning the headers, in /usr/include/slurm as
+#                   SchedMD's; the build then has no Slurm prefix):
+#                   slurm-ddp depends on slurm-smd of this release, and
+#                   installs with that alone
 #
 # Each package installs with dpkg (no Debian Slurm package installed) and a
 # 2-node --ddp step runs on a local cluster of the relocated daemons
@@ -87,10 +88,10 @@ plugstack=$work/plugstack.conf
 echo "include /etc/slurm/plugstack.conf.d/*.conf" >"$plugstack"
 # The package built here against the Slurm in /usr/local, checked, installed,
 # and a 2-node --ddp step on the relocated daemons.
-build_and_run() {  # build_and_run WHAT EXPECTED-DEPENDS-PATTERN (none: no Slurm package at all)
-  local what=$1 pattern=$2 deb depends out
+build_and_run() {  # build_and_run WHAT SLURM-PREFIX EXPECTED-DEPENDS-PATTERN (none: no Slurm package at all)
+  local what=$1 slurm_prefix=$2 pattern=$3 deb depends out
   rm -f "$build"/slurm-ddp_*.deb
-  BUILD_DIR=$build DDP_SLURM_PREFIX=$prefix DDP_BUILD_TRAINER=OFF packaging/build-deb.sh
+  BUILD_DIR=$build DDP_SLURM_PREFIX=$slurm_prefix DDP_BUILD_TRAINER=OFF packaging/build-deb.sh
   deb=$(ls "$build"/slurm-ddp_*.deb)
   depends=$(dpkg-deb -f "$deb" Depends)
   if [[ $pattern == none ]]; then
@@ -118,34 +119,30 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS_RELWITH
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DDDP_BUILD_TESTS=OFF -DDDP_BUILD_BENCH=OFF \
   -DDDP_BUILD_TRAINER=OFF -DDDP_CUDA=OFF -DDDP_SLURM_PREFIX="$prefix" -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
 
-build_and_run "source install" none
+build_and_run "source install" "$prefix" none
 
 # SchedMD's package names, made with equivs: slurm-smd (the daemons' and
 # plugins' package, which the plugin's dependency names) and slurm-smd-dev
-# (the headers): spank.h's owner tells the build which Slurm it has.
+# (the headers, in /usr/include as SchedMD's; dh_usrlocal refuses a package
+# with files in /usr/local): spank.h's owner tells the build which Slurm it
+# has. libslurm stays in /usr/local/lib, which no package owns.
+mv "$prefix/include/slurm" "$work/headers"
 (
   cd "$work"
-  cat >slurm-smd.ctl <<EOF
-Section: admin
-Package: slurm-smd
-Version: $version
-Description: stand-in for SchedMD's slurm-smd (tests/chroot/any_slurm.sh)
- Slurm $version relocated under $prefix stands for SchedMD's package.
-EOF
-  cat >slurm-smd-dev.ctl <<EOF
-Section: devel
-Package: slurm-smd-dev
-Version: $version
-Depends: slurm-smd (= $version)
-Files: $prefix/include/slurm/spank.h $prefix/include/slurm/
- $prefix/include/slurm/slurm_version.h $prefix/include/slurm/
-Description: stand-in for SchedMD's slurm-smd-dev (tests/chroot/any_slurm.sh)
- Owns the headers of Slurm $version relocated under $prefix.
-EOF
+  printf '%s\n' "Section: admin" "Package: slurm-smd" "Version: $version" \
+    "Description: stand-in for SchedMD's slurm-smd (tests/chroot/any_slurm.sh)" \
+    " Slurm $version relocated under $prefix stands for SchedMD's package." >slurm-smd.ctl
+  {
+    printf '%s\n' "Section: devel" "Package: slurm-smd-dev" "Version: $version" "Depends: slurm-smd (= $version)"
+    printf 'Files:'
+    for h in "$work"/headers/*.h; do printf ' %s /usr/include/slurm/\n' "$h"; done
+    printf '%s\n' "Description: stand-in for SchedMD's slurm-smd-dev (tests/chroot/any_slurm.sh)" \
+      " The headers of Slurm $version, relocated under $prefix."
+  } >slurm-smd-dev.ctl
   equivs-build slurm-smd.ctl >/dev/null
   equivs-build slurm-smd-dev.ctl >/dev/null
   dpkg -i slurm-smd_*.deb slurm-smd-dev_*.deb >/dev/null
 )
-[[ $(dpkg-query -S "$prefix/include/slurm/spank.h") == "slurm-smd-dev: "* ]] || fail "slurm-smd-dev does not own spank.h"
+[[ $(dpkg-query -S /usr/include/slurm/spank.h) == "slurm-smd-dev: "* ]] || fail "slurm-smd-dev does not own spank.h"
 next=$(awk -F. '{ printf "%d.%02d", $1, $2 + 1 }' <<<"$release")
-build_and_run "SchedMD's slurm-smd" "slurm-smd (>= $release~), slurm-smd (<< $next~)*"
+build_and_run "SchedMD's slurm-smd" "" "slurm-smd (>= $release~), slurm-smd (<< $next~)*"

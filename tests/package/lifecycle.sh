@@ -77,7 +77,7 @@ dpkg -i "${news[@]}" >/dev/null
 ddp_works "installed"
 [[ -f /usr/share/doc/slurm-ddp/examples/ddp.conf.example && ! -e $old_example ]] ||
   fail "the example site config is not in /usr/share/doc/slurm-ddp/examples alone"
-say "installed ($(basename -a "${news[@]}" | tr '\n' ' ')): srun --ddp runs"
+say "installed (${news[*]##*/}): srun --ddp runs"
 
 dpkg -r slurm-ddp >/dev/null
 [[ -f $dropin ]] || fail "apt remove took the conffile $dropin (dpkg keeps conffiles)"
