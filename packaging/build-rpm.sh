@@ -3,6 +3,13 @@
 #
 #   packaging/build-rpm.sh                # source and binary RPMs -> build-rpm/
 #   packaging/build-rpm.sh --source-only  # source RPM + lint only (CI)
+#   packaging/build-rpm.sh --without trainer                   # slurm-ddp alone: no gloo-devel
+#   packaging/build-rpm.sh --define 'slurm_prefix /usr/local'  # Slurm installed from source there
+#   packaging/build-rpm.sh --define 'slurm_package slurm-ohpc' # the Slurm package to require
+#
+# Options after --source-only go to rpmbuild. The binary RPMs: slurm-ddp and
+# ddp-train (the spec's header says what each holds and which Slurm
+# slurm-ddp requires).
 #
 # On Debian (rpm from the archive) BuildRequires name EL packages that dpkg
 # knows nothing of, so they are not checked (--nodeps); the binary build uses
@@ -19,8 +26,8 @@ tar --exclude-vcs --exclude='./build*' --exclude='./.gpu-kit' --transform "s|^\\
   -czf "$top/SOURCES/slurm-ddp-$version.tar.gz" .
 cp "$spec" "$top/SPECS/"
 mode=-ba
-[[ ${1:-} == --source-only ]] && mode=-bs
-rpmbuild "$mode" --nodeps --define "_topdir $top" "$top/SPECS/slurm-ddp.spec" >"$top/rpmbuild.log" 2>&1 || {
+[[ ${1:-} == --source-only ]] && { mode=-bs; shift; }
+rpmbuild "$mode" --nodeps --define "_topdir $top" "$@" "$top/SPECS/slurm-ddp.spec" >"$top/rpmbuild.log" 2>&1 || {
   tail -n 40 "$top/rpmbuild.log" >&2
   echo "build-rpm: rpmbuild failed (log: $top/rpmbuild.log)" >&2
   exit 1

@@ -3,13 +3,15 @@
 # errors (CUDA parts too when /usr/local/cuda exists), run the unit tests and
 # lint; pack the GPU kit and run its CPU checks in a minimal chroot; pack this
 # release's packages; build again with sanitizers and run the unit, fuzz and
-# cluster tests there (tests/sanitize.sh); install this release's package,
-# packed from the first build, with dpkg, and run against the installed files
+# cluster tests there (tests/sanitize.sh); install this release's packages
+# (slurm-ddp and ddp-train), packed from the first build, with dpkg, and run against the installed files
 # the cluster tests the sanitizer pass leaves out and those about the
 # installation itself; a rolling upgrade from the older release, then remove,
 # reinstall, upgrade from the older release and purge on a real cluster
 # (tests/package/); then the unit tests and the tests labelled releases inside
-# a Debian 13 chroot (Slurm 24.11, PyTorch 2.6, with its own package) and a
+# a Debian 13 chroot (Slurm 24.11, PyTorch 2.6, with its own packages, then
+# packages built there against that Slurm relocated to /usr/local: as a
+# source install and as SchedMD's slurm-smd) and a
 # Debian unstable one (Slurm 26.05) (tests/chroot/run.sh). The chroots' builds
 # and the older release's package are made in the background from the start,
 # at the lowest priority, in the CPU the other steps leave idle (their
@@ -39,7 +41,7 @@ on_exit() {
   # unmounts its chroot on TERM).
   for pid in "${background[@]}"; do ! kill -0 "$pid" 2>/dev/null || kill_tree "$pid"; done
   for pid in "${background[@]}"; do wait "$pid" 2>/dev/null || true; done
-  ((purge_on_exit == 0)) || dpkg --purge slurm-ddp >/dev/null 2>&1 || true
+  ((purge_on_exit == 0)) || dpkg --purge slurm-ddp ddp-train >/dev/null 2>&1 || true
   # The kept chroots, only once nothing is mounted in them (run.sh unmounts).
   if [[ -n $chroots && -d $chroots ]] && ! grep -q " $chroots/" /proc/mounts; then rm -rf "$chroots"; fi
   step_times+=("$step_name $((SECONDS - step_start)) s (status $status)")
@@ -125,6 +127,7 @@ step "this release's packages"
 BUILD_DIR=$PWD/build packaging/build-deb.sh
 packaging/build-rpm.sh --source-only
 deb=$(ls build/slurm-ddp_*.deb)
+trainer_deb=$(ls build/ddp-train_*.deb)
 
 # The sanitizer build (clang, ASan + UBSan): unit tests, 10 s of libFuzzer per
 # fuzz target (the committed inputs replayed with the unit tests; long
@@ -133,20 +136,22 @@ deb=$(ls build/slurm-ddp_*.deb)
 step "sanitizers"
 DDP_FUZZ_SECONDS=10 tests/sanitize.sh
 
-# The package, as a site installs it. A slurm-ddp already installed is a
-# site's or a run that was killed before its purge (a CI machine's image may
-# carry one left by an interrupted run on the machine it was made from): on
-# a CI machine it is purged, saying so; elsewhere it is the user's to keep.
-if dpkg-query -W -f='${Status}' slurm-ddp 2>/dev/null | grep -q 'install ok installed'; then
+# The packages, as a site installs them on a node that trains. A slurm-ddp
+# or ddp-train already installed is a site's or a run that was killed before
+# its purge (a CI machine's image may carry one left by an interrupted run on
+# the machine it was made from): on a CI machine it is purged, saying so;
+# elsewhere it is the user's to keep.
+for p in slurm-ddp ddp-train; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || continue
   if [[ -z ${CI:-} ]]; then
-    echo "run-all: slurm-ddp is already installed on this machine; purge it first (dpkg --purge slurm-ddp)" >&2
+    echo "run-all: $p is already installed on this machine; purge it first (dpkg --purge slurm-ddp ddp-train)" >&2
     exit 1
   fi
-  echo "run-all: CI: purging the slurm-ddp $(dpkg-query -W -f='${Version}' slurm-ddp) already installed on this machine" >&2
-  dpkg --purge slurm-ddp >/dev/null
-fi
-step "the installed package's tests"
-dpkg -i "$deb"
+  echo "run-all: CI: purging the $p $(dpkg-query -W -f='${Version}' "$p") already installed on this machine" >&2
+  dpkg --purge "$p" >/dev/null
+done
+step "the installed packages' tests"
+dpkg -i "$deb" "$trainer_deb"
 purge_on_exit=1
 # What a user sees first: the options in the installed man page.
 man -P cat spank-ddp 2>/dev/null | grep -q -- '--ddp-gpus' || { echo "run-all: man spank-ddp shows no options" >&2; exit 1; }
@@ -167,7 +172,8 @@ step "rolling upgrade and lifecycle"
 tests/package/mixed_versions.sh build-old/build/spank/spank_ddp.so build-old/build/agent/ddp-agent \
   /usr/lib/x86_64-linux-gnu/slurm-wlm/spank_ddp.so /usr/bin/ddp-agent
 # Removal, reinstall, upgrade from the older release and purge, on a real
-# cluster whose plugstack.conf is Debian's (ends with the package purged).
+# cluster whose plugstack.conf is Debian's (ends with the packages purged);
+# ddp-train's package beside $deb is installed with it.
 tests/package/lifecycle.sh "$deb" "$old_deb"
 
 # Current Slurm on real daemons: the tests labelled releases (and the unit
@@ -186,5 +192,5 @@ for i in "${!chroot_pids[@]}"; do
     exit 1
   }
 done
-run_suite trixie --package -L 'unit|releases'
+run_suite trixie --package --any-slurm -L 'unit|releases'
 run_suite sid -L 'unit|releases'

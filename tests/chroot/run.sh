@@ -4,12 +4,20 @@
 #
 #   tests/chroot/run.sh trixie [CTEST_ARGS...]   # Debian 13: Slurm 24.11, PyTorch 2.6
 #   tests/chroot/run.sh sid -R 'allreduce|fail_fast'
-#   tests/chroot/run.sh trixie --package [CTEST_ARGS...]
+#   tests/chroot/run.sh trixie --package [--any-slurm] [CTEST_ARGS...]
 #
-# --package: after the tests, build the suite's .deb from the same build
-# (packaging/build-deb.sh), check it depends on the suite's Slurm release,
-# install it with dpkg, run the core cluster tests against the installed
-# files, and purge it, checking that nothing is left behind.
+# --package: after the tests, build the suite's .debs (slurm-ddp, ddp-train)
+# from the same build (packaging/build-deb.sh), check slurm-ddp depends on the
+# suite's Slurm release, install both with dpkg, run the core cluster tests
+# against the installed files, and purge them, checking that nothing is left
+# behind.
+#
+# --any-slurm: then the packages against Slurm as a site may have it instead
+# of Debian's (tests/chroot/any_slurm.sh): the suite's Slurm relocated under
+# /usr/local with Debian's Slurm packages removed, as a source install and as
+# SchedMD's slurm-smd (equivs stand-ins); slurm-ddp built there, installed
+# with only that Slurm's dependency, and a --ddp step run on its daemons.
+# Debian's Slurm packages are restored after.
 #
 #   tests/chroot/run.sh trixie --bench       # bench/run.sh runs this
 #
@@ -44,10 +52,11 @@
 # runs. Needs root.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [CTEST_ARGS...]}
+suite=${1:?usage: tests/chroot/run.sh SUITE [--package] [--any-slurm] [CTEST_ARGS...]}
 shift
-package=0 bench=0 prepare=0 build_only=0
+package=0 any_slurm=0 bench=0 prepare=0 build_only=0
 [[ ${1:-} == --package ]] && { package=1; shift; }
+[[ ${1:-} == --any-slurm ]] && { any_slurm=1; shift; }
 [[ ${1:-} == --build-only ]] && { build_only=1; shift; }
 [[ ${1:-} == --bench ]] && { bench=1; shift; }
 [[ ${1:-} == --prepare ]] && { prepare=1; shift; }
@@ -60,7 +69,7 @@ command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
   libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
   check iproute2 util-linux mount procps munge binutils file groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox
-  fortunes)
+  fortunes equivs patchelf)
 # What only some suites have, for the tests that are registered only where it
 # is found: apptainer (integration.apptainer) is in sid but not in trixie.
 case $suite in
@@ -138,6 +147,14 @@ rm -rf "$root/src"
 mkdir -p "$root/src/main"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) | tar -C "$root/src/main" -xf -
 
+# --any-slurm removes Debian's Slurm packages for a while: their .debs, from
+# the package cache the chroot was made with, to put them back after.
+if ((any_slurm)); then
+  rm -rf "$root/var/cache/ddp-slurm-debs"
+  mkdir -p "$root/var/cache/ddp-slurm-debs"
+  find "$cache" -maxdepth 1 \( -name 'slurm*.deb' -o -name 'libslurm*.deb' \) -exec cp -t "$root/var/cache/ddp-slurm-debs" {} +
+fi
+
 # ip netns needs / to be a mount point; the daemons need proc, sys and dev.
 # /run as systemd makes it (root's, 0755: a BadNodeHook may live there), /tmp
 # sticky and open to all.
@@ -176,7 +193,8 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     rmdir /.pivot-old && exec "${@:2}"
   ' enter-chroot "$root" \
   env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_SUITE="$suite" DDP_PACKAGE="$package" DDP_BENCH="$bench" DDP_BUILD_ONLY="$build_only" \
+  USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_SUITE="$suite" DDP_PACKAGE="$package" \
+  DDP_ANY_SLURM="$any_slurm" DDP_BENCH="$bench" DDP_BUILD_ONLY="$build_only" \
   REPEATS="${REPEATS:-3}" bash -c '
     set -euo pipefail
     cd /src/main
@@ -199,21 +217,24 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     fi
     # -j: the unit tests two at a time; the cluster tests alone (RUN_SERIAL).
     ctest --test-dir /build --output-on-failure -j"$(nproc)" "$@"
-    [[ $DDP_PACKAGE == 1 ]] || exit 0
-    BUILD_DIR=/build packaging/build-deb.sh
-    deb=$(ls /build/slurm-ddp_*.deb)
-    release=$(dpkg-query -W -f="\${Version}" slurmd | sed -n "s/^\([0-9]*\.[0-9]*\).*/\1/p")
-    depends=$(dpkg-deb -f "$deb" Depends)
-    [[ $depends == *"slurm-wlm-basic-plugins (>= $release~)"* ]] ||
-      { echo "chroot/run.sh: $deb does not depend on Slurm $release: $depends" >&2; exit 1; }
-    dpkg -i "$deb"
-    cmake -S . -B /build -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=ON >/dev/null
-    ctest --test-dir /build --output-on-failure \
-      -R "integration\.(plugin_loads|allreduce_cpu|sbatch_propagation|launch_path|configless|container_refusal)$"
-    # Removed (the drop-in kept), installed again, purged: slurmd and plain
-    # srun keep working on this release too.
-    tests/package/lifecycle.sh "$deb"
-    echo "chroot/run.sh: $(basename "$deb") (Depends: $depends) installed, tested, removed, reinstalled and purged"
+    if [[ $DDP_PACKAGE == 1 ]]; then
+      BUILD_DIR=/build packaging/build-deb.sh
+      deb=$(ls /build/slurm-ddp_*.deb)
+      trainer_deb=$(ls /build/ddp-train_*.deb)
+      release=$(dpkg-query -W -f="\${Version}" slurmd | sed -n "s/^\([0-9]*\.[0-9]*\).*/\1/p")
+      depends=$(dpkg-deb -f "$deb" Depends)
+      [[ $depends == *"slurm-wlm-basic-plugins (>= $release~)"* ]] ||
+        { echo "chroot/run.sh: $deb does not depend on Slurm $release: $depends" >&2; exit 1; }
+      dpkg -i "$deb" "$trainer_deb"
+      cmake -S . -B /build -DDDP_BUILD_TESTS=ON -DDDP_TEST_INSTALLED=ON >/dev/null
+      ctest --test-dir /build --output-on-failure \
+        -R "integration\.(plugin_loads|allreduce_cpu|sbatch_propagation|launch_path|configless|container_refusal)$"
+      # Removed (the drop-in kept), installed again, purged: slurmd and plain
+      # srun keep working on this release too.
+      tests/package/lifecycle.sh "$deb"
+      echo "chroot/run.sh: $(basename "$deb") (Depends: $depends) and $(basename "$trainer_deb") installed, tested, removed, reinstalled and purged"
+    fi
+    [[ $DDP_ANY_SLURM == 0 ]] || tests/chroot/any_slurm.sh
   ' chroot-suite "${ctest_args[@]}" || status=$?
 if ((bench && status == 0)); then
   cp "$root/src/results/trainer-$suite".{md,json} "$repo/bench/results/"

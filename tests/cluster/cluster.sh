@@ -38,7 +38,8 @@
 #   - optionally (--task-prolog FILE) TaskProlog=FILE in slurm.conf;
 #   - optionally (--slurm DIR) Slurm's programs from DIR instead of the system's:
 #     DIR/bin (clients) and DIR/sbin (daemons) first on PATH, slurmd told where
-#     DIR/sbin/slurmstepd is (-d), PluginDir=DIR/lib. The GPU kit carries
+#     DIR/sbin/slurmstepd is (-d), PluginDir=DIR/lib (DIR/lib/slurm where
+#     that exists, as in a source install's prefix). The GPU kit carries
 #     Debian's Slurm this way to a GPU machine that has none (tests/gpu/kit.sh);
 #     give --slurm again to start-slurmd, and put DIR/bin first on PATH for srun;
 #   - optionally (--gpu-files LIST) real GPUs instead of fake ones: gres.conf
@@ -268,7 +269,11 @@ EOF
     [[ -x $task_prolog ]] || die "--task-prolog $task_prolog is not an executable file"
     echo "TaskProlog=$task_prolog" >>"$conf"
   fi
-  [[ -z $slurm_dir ]] || echo "PluginDir=$slurm_dir/lib" >>"$conf"
+  if [[ -d $slurm_dir/lib/slurm ]]; then
+    echo "PluginDir=$slurm_dir/lib/slurm" >>"$conf"
+  elif [[ -n $slurm_dir ]]; then
+    echo "PluginDir=$slurm_dir/lib" >>"$conf"
+  fi
   write_cgroup_conf
 }
 
