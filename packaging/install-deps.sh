@@ -16,7 +16,7 @@ packages=(
   libslurm-dev slurmctld slurmd slurm-client
   # libraries the plugin, agent and trainer use
   libhwloc-dev hwloc libspdlog-dev libfmt-dev libcli11-dev libgloo-dev
-  libopenblas-dev zlib1g-dev
+  libopenblas-dev zlib1g-dev nlohmann-json3-dev
   # OpenBLAS as the system libblas.so.3 too: Debian's torch (the benchmarks'
   # peer) otherwise runs on the slow reference BLAS
   libopenblas0-pthread
