@@ -28,8 +28,14 @@ expect_eq "$(squeue -h -t all -j "$JOB" -o %k)" "acct-123" "JobComment=no leaves
 
 restore
 failing_job default
-if scontrol --json show job "$JOB" 2>/dev/null | grep -q '"jobs"'; then form="--json"; else form="-o (no JSON)"; fi
-echo "this release's scontrol ($(slurm_version)) answers node 0 with: $form"
+if json=$(scontrol --json show job "$JOB" 2>/dev/null) && [[ $json == *'"jobs"'* ]]; then
+  echo "this release's scontrol ($(slurm_version)) answers node 0 with --json; the fields it reads:"
+  "$PYTHON" -c 'import json, sys
+job = json.load(sys.stdin)["jobs"][0]
+print({k: job.get(k) for k in ("job_state", "state_reason", "end_time", "preempt_time", "time_limit")})' <<<"$json"
+else
+  echo "this release's scontrol ($(slurm_version)) answers node 0 with -o (no JSON)"
+fi
 expect_in "$(squeue -h -t all -j "$JOB" -o %k)" "acct-123 | ddp: step $JOB.0: class " \
   "by default the verdict follows the user's Comment"
 pass "JobComment=no keeps the Comment; the default adds the verdict after the user's text"
