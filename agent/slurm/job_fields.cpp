@@ -13,8 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-// A time in scontrol's JSON: a number (22.05), or {"set","infinite","number"}
-// (23.02 on); nullopt for unset, infinite or 0.
+// A time in scontrol's JSON: {"set","infinite","number"} (24.11, 26.05), or
+// a number (slurmrestd's v0.0.38); nullopt for unset, infinite or 0.
 std::optional<std::time_t> json_time(const json& job, const char* name) {
   const auto at = job.find(name);
   if (at == job.end()) return std::nullopt;
@@ -27,8 +27,8 @@ std::optional<std::time_t> json_time(const json& job, const char* name) {
   return static_cast<std::time_t>(number->get<long long>());
 }
 
-// No limit: EndTime=Unknown in the text form. 22.05's JSON says so with
-// time_limit 0xfffffffe (Slurm's INFINITE), later ones with "infinite".
+// No limit: EndTime=Unknown in the text form. The JSON says so with
+// "infinite", v0.0.38's with time_limit 0xfffffffe (Slurm's INFINITE).
 bool json_unlimited(const json& job) {
   const auto at = job.find("time_limit");
   if (at == job.end()) return false;
@@ -36,8 +36,8 @@ bool json_unlimited(const json& job) {
   return at->is_number_unsigned() && at->get<unsigned long long>() >= 0xfffffffeULL;
 }
 
-// job_state: a word (22.05), or the base state and its flags (23.02 on), of
-// which the text form prints COMPLETING over the base state.
+// job_state: the base state and its flags (24.11, 26.05: ["FAILED"]), of
+// which the text form prints COMPLETING over the base state; or a word (v0.0.38).
 std::string json_state(const json& job) {
   const auto at = job.find("job_state");
   if (at == job.end()) return "";

@@ -2,11 +2,12 @@
 // agent links no Slurm library, so one ddp-agent serves every release.
 //
 // Asked as `scontrol --json show job JOB` first: the fields by name, whatever
-// text the job's user put in them. A release whose scontrol gives no JSON
-// (Slurm 22.05 without its openapi plugins: "unrecognized option", or text
-// that is not JSON) is asked again as `scontrol show job -o JOB`, the
-// one-line form, which show_job_line_fields() reads; after one such answer
-// the agent asks that way only.
+// text the job's user put in them (Slurm 23.02 on; seen on 24.11 and
+// 26.05). A release whose scontrol gives no JSON (22.05's has no --json:
+// "unrecognized option"; or text that is not JSON) is asked again as
+// `scontrol show job -o JOB`, the one-line form, which
+// show_job_line_fields() reads; after one such answer the agent asks that
+// way only.
 //
 // The one-line form cannot delimit a field whose text holds " Key=": a word
 // that begins with an upper-case name and "=" starts a field, other words
@@ -37,9 +38,9 @@ struct JobFields {
   std::optional<std::string> comment;   // from JSON only: "" for none
 };
 
-// scontrol --json's answer (its "jobs" list, the first job): the JSON of
-// Slurm 22.05 (plain numbers, job_state a word) and of 23.02 on (numbers as
-// {"set","infinite","number"}, job_state a list of flags). Text around the
+// scontrol --json's answer (its "jobs" list, the first job): numbers as
+// {"set","infinite","number"} and job_state a list of flags (24.11, 26.05),
+// or plain numbers and job_state a word (slurmrestd's v0.0.38 of 22.05). Text around the
 // JSON (a warning on stderr) is skipped; nullopt when there is no job in it.
 std::optional<JobFields> job_fields_from_json(std::string_view answer);
 

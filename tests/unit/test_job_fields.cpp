@@ -59,8 +59,9 @@ START_TEST(the_one_line_form_gives_the_job_fields) {
 }
 END_TEST
 
-// Slurm 22.05's scontrol --json (openapi v0.0.38): plain numbers, job_state a word.
-START_TEST(slurm_22_05_json_is_read) {
+// Plain numbers and job_state a word, as slurmrestd's v0.0.38 (22.05) wrote
+// them; 22.05's scontrol itself has no --json (it answers in the -o form).
+START_TEST(plain_number_json_is_read) {
   const auto f = job_fields_from_json(
       R"({"meta":{"plugin":{"type":"openapi\/v0.0.38"}},"errors":[],"jobs":[{"job_id":7,"comment":"a=b c",)"
       R"("job_state":"COMPLETING","state_reason":"TimeLimit","end_time":1795000000,"preempt_time":0,)"
@@ -76,7 +77,8 @@ START_TEST(slurm_22_05_json_is_read) {
 }
 END_TEST
 
-// 23.02 on (data_parser): numbers as {"set","infinite","number"}, job_state a list of flags.
+// 24.11 and 26.05 (seen in integration.job_comment): numbers as
+// {"set","infinite","number"}, job_state a list of flags.
 START_TEST(newer_json_is_read) {
   const auto f = job_fields_from_json(
       "scontrol: warning: something on stderr first\n"
@@ -93,6 +95,14 @@ START_TEST(newer_json_is_read) {
       R"({"jobs":[{"job_state":["RUNNING"],"end_time":{"set":true,"infinite":false,"number":1},)"
       R"("time_limit":{"set":false,"infinite":true,"number":0},"preempt_time":{"set":false,"number":0}}]})");
   ck_assert(running && running->state == "RUNNING" && !running->end_time && !running->preempt_chosen);
+  // As 26.05 answered for a failed job: PreemptTime set to 0 is none.
+  const auto failed = job_fields_from_json(
+      R"({"jobs":[{"job_state":["FAILED"],"state_reason":"NonZeroExitCode",)"
+      R"("end_time":{"set":true,"infinite":false,"number":1796208935},)"
+      R"("preempt_time":{"set":true,"infinite":false,"number":0},)"
+      R"("time_limit":{"set":true,"infinite":false,"number":525600}}]})");
+  ck_assert(failed && failed->state == "FAILED" && !failed->preempt_chosen);
+  ck_assert(failed->end_time == std::time_t(1796208935));
   // The same question through slurm_stop_text, whichever form answered.
   CK_CONTAINS(ddp::agent::slurm_stop_text(*f, SIGTERM), "it was preempted");
 }
@@ -115,5 +125,5 @@ END_TEST
 
 Suite* job_fields_suite() {
   return make_suite("job_fields", {the_one_line_form_is_read_field_by_field, the_one_line_form_gives_the_job_fields,
-                                   slurm_22_05_json_is_read, newer_json_is_read, what_is_not_scontrols_json_is_refused});
+                                   plain_number_json_is_read, newer_json_is_read, what_is_not_scontrols_json_is_refused});
 }
