@@ -111,7 +111,7 @@ std::string describe_partition(const std::string& partition, const Settings& s) 
   return "partition " + partition + ": --ddp on; PortRange=" + std::to_string(s.port_range.first) + "-" +
          std::to_string(s.port_range.last) + " RendezvousTimeout=" + std::to_string(s.rdzv_timeout.count() / 1000) +
          " HeartbeatTimeout=" + std::to_string(s.heartbeat_timeout.count() / 1000) +
-         " Requeue=" + (s.requeue ? "yes" : "no") + (s.env.empty() ? "" : " Env: " + std::to_string(s.env.size()));
+         " Requeue=" + (s.requeue ? "yes" : "no") + " JobComment=" + (s.job_comment ? "yes" : "no") + (s.env.empty() ? "" : " Env: " + std::to_string(s.env.size()));
 }
 
 }  // namespace ddp::spank

@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
-#include "job/json_text.hpp"
+#include "ddp/base/json.hpp"
 #include "job/spread.hpp"
 
 namespace ddp::agent {
@@ -26,6 +27,9 @@ std::string fixed1(double x) {
   std::snprintf(text, sizeof text, "%.1f", x);
   return text;
 }
+
+// The figure as fixed1() prints it, as a number: JSON shows it so (12.0).
+double rounded1(double x) { return std::strtod(fixed1(x).c_str(), nullptr); }
 
 // A measure's rate as people read it: GEMMs in GFLOP/s, transfers in MB/s.
 std::string rate_text(Measure m, double rate) {
@@ -186,16 +190,17 @@ std::string preflight_text(const PreflightVerdict& v, const std::string& node_na
 }
 
 std::string preflight_json(const PreflightVerdict& v, const std::string& host) {
-  std::string json = "{\"event\":\"preflight\",\"check\":\"" + std::string(measure_name(v.measure)) +
-                     "\",\"node\":" + std::to_string(v.node) + ",\"host\":\"" + json_escaped(host) + "\"";
-  if (v.result.rate)
-    json += ",\"rate\":" + fixed1(*v.result.rate) + ",\"others_median\":" + fixed1(v.others_median) +
-            ",\"others_sd\":" + fixed1(v.others_sd) + ",\"unit\":\"" +
-            (v.measure == Measure::Compute ? "MFLOP/s" : "MB/s") + "\"";
-  else
-    json += ",\"failed\":\"" + json_escaped(v.result.failed) + "\"";
-  if (!v.result.side.empty()) json += ",\"side\":\"" + v.result.side + "\"";
-  return json + "}";
+  JsonObject json{{"event", "preflight"}, {"check", measure_name(v.measure)}, {"node", v.node}, {"host", host}};
+  if (v.result.rate) {
+    json["rate"] = rounded1(*v.result.rate);
+    json["others_median"] = rounded1(v.others_median);
+    json["others_sd"] = rounded1(v.others_sd);
+    json["unit"] = v.measure == Measure::Compute ? "MFLOP/s" : "MB/s";
+  } else {
+    json["failed"] = v.result.failed;
+  }
+  if (!v.result.side.empty()) json["side"] = v.result.side;
+  return json_line(json);
 }
 
 std::string preflight_table(Measure measure, const std::map<std::uint32_t, CheckResult>& results) {

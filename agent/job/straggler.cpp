@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ddp/base/json.hpp"
 #include "ddp/base/parse.hpp"
-#include "job/json_text.hpp"
 #include "job/spread.hpp"
 
 namespace ddp::agent {
@@ -114,16 +114,20 @@ std::string straggler_figures(const StragglerVerdict& v) {
 }
 
 std::string straggler_json(const StragglerVerdict& v) {
-  std::string json =
-      "{\"event\":\"straggler\",\"attempt\":" + std::to_string(v.attempt) + ",\"node\":" + std::to_string(v.seat.node) +
-      ",\"host\":\"" + json_escaped(v.seat.host.substr(0, 256)) +
-      "\",\"rank\":" + std::to_string(v.seat.rank_base + v.local_rank) +
-      ",\"busy_permille\":" + std::to_string(v.mean_busy) + ",\"on_cpu_permille\":" + std::to_string(v.on_cpu) +
-      ",\"waiting_permille\":" + std::to_string(v.waiting);
-  if (v.throttled) json += ",\"throttled_permille\":" + std::to_string(*v.throttled);
-  if (v.in_collectives) json += ",\"in_collectives_permille\":" + std::to_string(*v.in_collectives);
-  return json + ",\"others_median_permille\":" + std::to_string(v.others_median) +
-         ",\"windows\":" + std::to_string(v.windows) + ",\"window_ms\":" + std::to_string(v.window_ms) + "}";
+  JsonObject json{{"event", "straggler"},
+                  {"attempt", v.attempt},
+                  {"node", v.seat.node},
+                  {"host", v.seat.host.substr(0, 256)},
+                  {"rank", v.seat.rank_base + v.local_rank},
+                  {"busy_permille", v.mean_busy},
+                  {"on_cpu_permille", v.on_cpu},
+                  {"waiting_permille", v.waiting}};
+  if (v.throttled) json["throttled_permille"] = *v.throttled;
+  if (v.in_collectives) json["in_collectives_permille"] = *v.in_collectives;
+  json["others_median_permille"] = v.others_median;
+  json["windows"] = v.windows;
+  json["window_ms"] = v.window_ms;
+  return json_line(json);
 }
 
 void StragglerWatch::begin_attempt(std::uint32_t attempt) {

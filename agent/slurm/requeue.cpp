@@ -1,7 +1,6 @@
 #include "slurm/requeue.hpp"
 
 #include <spdlog/spdlog.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -22,18 +21,6 @@ std::chrono::seconds kill_wait_from_env() {
   return std::chrono::seconds(30);
 }
 }  // namespace
-
-std::optional<std::chrono::seconds> time_left_from(const std::string& show_job, std::time_t now) {
-  const auto at = show_job.find("EndTime=");
-  if (at == std::string::npos) return std::nullopt;
-  std::tm end{};
-  const char* rest = ::strptime(show_job.c_str() + at + 8, "%Y-%m-%dT%H:%M:%S", &end);
-  if (!rest || (*rest != ' ' && *rest != '\n' && *rest != '\0')) return std::nullopt;  // Unknown, None
-  end.tm_isdst = -1;
-  const std::time_t t = std::mktime(&end);
-  if (t == std::time_t(-1)) return std::nullopt;
-  return std::chrono::seconds(std::max<long long>(0, (long long)(t - now)));
-}
 
 std::chrono::milliseconds requeue_wait_within(std::chrono::milliseconds wait, std::optional<std::chrono::seconds> left,
                                               std::chrono::seconds kill_wait) {
@@ -76,8 +63,7 @@ void Requeuer::on_warning(int sig, bool over) {
   spdlog::info("node 0: {} (Slurm's warning): job {} is requeued once every worker has ended, in {} s at most",
                signal_name(sig), job_, wait_.count() / 1000);
   // How long the job has left: the wait must end before Slurm ends the job.
-  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, std::chrono::seconds(10), "", nullptr,
-                                   Command::StopSignals::Ignore); !ok)
+  if (auto ok = show_job_.start(job_, std::chrono::seconds(10)); !ok)
     spdlog::warn("cannot ask slurmctld for job {}'s end time: {}; waiting up to {} s", job_, ok.error(),
                  wait_.count() / 1000);
 }
@@ -86,8 +72,8 @@ void Requeuer::on_warning(int sig, bool over) {
 void Requeuer::read_time_left() {
   const auto answer = show_job_.poll();
   if (!answer) return;
-  if (!answer->ok) return spdlog::warn("cannot ask slurmctld for job {}'s end time: {}", job_, answer->said);
-  const auto left = time_left_from(answer->said, std::time(nullptr));
+  if (!*answer) return spdlog::warn("cannot ask slurmctld for job {}'s end time: {}", job_, answer->error());
+  const auto left = time_left_of(**answer, std::time(nullptr));
   const auto within = requeue_wait_within(wait_, left, kill_wait_);
   if (within >= wait_) return;
   by_ = warned_at_ + within;

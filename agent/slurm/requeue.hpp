@@ -15,6 +15,7 @@
 #include "ddp/base/result.hpp"
 #include "ddp/wire/node_plan.hpp"
 #include "node/duties/command.hpp"
+#include "slurm/job_fields.hpp"
 
 namespace ddp::agent {
 
@@ -39,11 +40,6 @@ class Requeue {
   Command scontrol_;
   std::string job_;
 };
-
-// The seconds a job has left, from `scontrol show job -o`'s EndTime (local
-// time, as scontrol prints it) and `now`; nullopt for none (Unknown: no time
-// limit) or an answer without it.
-std::optional<std::chrono::seconds> time_left_from(const std::string& show_job, std::time_t now);
 
 // How long node 0 may wait for the workers after Slurm's warning: RequeueWait,
 // but never past the job's end less KillWait (Slurm's SIGTERM-to-SIGKILL
@@ -92,7 +88,7 @@ class Requeuer {
   Clock::time_point warned_at_;
   Clock::time_point by_;
   bool reports_bad_nodes_;              // node 0's slurmstepd reads the bad nodes (the plan names its FIFO)
-  Command show_job_;                   // scontrol show job, for the time left
+  ShowJob show_job_;                    // scontrol show job, for the time left
   std::vector<std::string> bad_nodes_;  // as the requeue started
   Requeue scontrol_;
   bool done_ = false;                       // scontrol has answered (or could not start)

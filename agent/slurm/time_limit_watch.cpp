@@ -5,7 +5,6 @@
 #include <cstdlib>
 
 #include "ddp/base/parse.hpp"
-#include "slurm/requeue.hpp"
 
 namespace ddp::agent {
 
@@ -37,8 +36,7 @@ TimeLimitWatch::TimeLimitWatch(const NodePlan& plan, bool standalone) : job_(sco
 }
 
 void TimeLimitWatch::ask() {
-  if (auto ok = show_job_.start({"scontrol", "show", "job", "-o", job_}, kShowJobTimeout, "", nullptr,
-                                   Command::StopSignals::Ignore); !ok) {
+  if (auto ok = show_job_.start(job_, kShowJobTimeout); !ok) {
     spdlog::debug("cannot ask slurmctld for job {}'s time limit: {}", job_, ok.error());
     phase_ = Phase::Off;
     return;
@@ -54,7 +52,7 @@ void TimeLimitWatch::tick(std::time_t now) {
 void TimeLimitWatch::read_answer(std::time_t now) {
   const auto answer = show_job_.poll();
   if (!answer) return;
-  const auto left = answer->ok ? time_left_from(answer->said, now) : std::nullopt;
+  const auto left = *answer ? time_left_of(**answer, now) : std::nullopt;
   if (!left) {  // no limit (EndTime=Unknown), or slurmctld did not answer: nothing to say
     phase_ = Phase::Off;
     return;

@@ -7,9 +7,9 @@
 // lost. Slurm's own "CANCELLED ... DUE TO TIME LIMIT" line says what
 // happened; this says it first, with what to do, within a minute of the end.
 // The end is SLURM_JOB_END_TIME where Slurm exports it (newer releases; not 22.05),
-// else asked of slurmctld once, 30 s into the step (`scontrol show job -o`:
-// a short step costs slurmctld nothing, bench/rpc_bench.py counts), and
-// asked again when due, since the limit may have moved (scontrol update
+// else asked of slurmctld once, 30 s into the step (`scontrol show job`,
+// job_fields.hpp: a short step costs slurmctld nothing, bench/rpc_bench.py
+// counts), and asked again when due, since the limit may have moved (scontrol update
 // TimeLimit=). Not with --ddp-requeue, which says when it requeues.
 #pragma once
 
@@ -19,7 +19,7 @@
 #include <string>
 
 #include "ddp/wire/node_plan.hpp"
-#include "node/duties/command.hpp"
+#include "slurm/job_fields.hpp"
 
 namespace ddp::agent {
 
@@ -45,7 +45,7 @@ class TimeLimitWatch {
   Phase phase_ = Phase::Off;
   std::string job_;
   std::time_t end_ = 0;
-  Command show_job_;
+  ShowJob show_job_;
 };
 
 }  // namespace ddp::agent

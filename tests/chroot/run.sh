@@ -67,7 +67,7 @@ command -v mmdebstrap >/dev/null || { echo "chroot/run.sh: mmdebstrap is missing
 
 # What the build and the tests need, by the suite's package names.
 packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-client libhwloc-dev hwloc
-  libspdlog-dev libfmt-dev libcli11-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
+  libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev libgloo-dev libopenblas-dev libopenblas0-pthread zlib1g-dev libssl-dev
   check iproute2 util-linux mount procps munge binutils file groff-base python3 python3-torch dataset-fashion-mnist gnuplot-nox
   fortunes equivs patchelf)
 # What only some suites have, for the tests that are registered only where it

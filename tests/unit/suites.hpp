@@ -56,6 +56,7 @@ Suite* site_config_suite();
 Suite* config_check_suite();
 Suite* login_host_suite();
 Suite* failure_class_suite();
+Suite* job_fields_suite();
 Suite* straggler_suite();
 Suite* preflight_suite();
 Suite* environment_suite();

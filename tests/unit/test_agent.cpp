@@ -1347,10 +1347,13 @@ START_TEST(the_requeue_wait_ends_before_the_job_does) {
   const std::time_t at_end = std::mktime(&end);
   const std::string show = "JobId=7 JobName=job.sh TimeLimit=00:01:00 StartTime=2026-11-26T09:09:00 "
                            "EndTime=2026-11-26T09:10:00 Deadline=N/A";
-  ck_assert(agent::time_left_from(show, at_end - 55) == seconds(55));
-  ck_assert(agent::time_left_from(show, at_end + 3) == seconds(0));  // Slurm enforces the limit late
-  ck_assert(!agent::time_left_from("JobId=7 TimeLimit=UNLIMITED EndTime=Unknown Deadline=N/A", at_end));
-  ck_assert(!agent::time_left_from("slurm_load_jobs error: Invalid job id specified", at_end));
+  const auto left = [](const std::string& line, std::time_t now) {
+    return agent::time_left_of(agent::job_fields_from_line(line), now);
+  };
+  ck_assert(left(show, at_end - 55) == seconds(55));
+  ck_assert(left(show, at_end + 3) == seconds(0));  // Slurm enforces the limit late
+  ck_assert(!left("JobId=7 TimeLimit=UNLIMITED EndTime=Unknown Deadline=N/A", at_end));
+  ck_assert(!left("slurm_load_jobs error: Invalid job id specified", at_end));
   // 55 s left, KillWait 30 s: 20 s of the 60 s RequeueWait; none left: at once; no end: all of it.
   ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(55), seconds(30)) == milliseconds(20000));
   ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(20), seconds(30)) == milliseconds(0));

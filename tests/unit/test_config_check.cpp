@@ -88,6 +88,11 @@ START_TEST(site_config_names_checked_against_slurm) {
   ck_assert_str_eq(shown.c_str(), "partition gpu: --ddp off (Enabled=no, ddp.conf:2)");
   CK_CONTAINS(spank::describe_partition("debug", resolve_settings(*config, "debug", "cpu1", matcher)),
               "partition debug: --ddp on; PortRange=21000-21999");
+  CK_CONTAINS(spank::describe_partition("debug", resolve_settings(*config, "debug", "cpu1", matcher)),
+              " Requeue=no JobComment=yes");
+  auto no_comment = resolve_settings(*config, "debug", "cpu1", matcher);
+  no_comment.job_comment = false;
+  CK_CONTAINS(spank::describe_partition("debug", no_comment), " JobComment=no");
 }
 END_TEST
 

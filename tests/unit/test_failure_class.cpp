@@ -169,7 +169,9 @@ START_TEST(the_verdict_goes_after_the_users_comment) {
 END_TEST
 
 START_TEST(slurm_stops_are_told_apart) {
-  using ddp::agent::slurm_stop_text;
+  const auto slurm_stop_text = [](const std::string& line, int sig) {
+    return ddp::agent::slurm_stop_text(ddp::agent::job_fields_from_line(line), sig);
+  };
   // As scontrol show job -o prints them on 22.05 when SIGTERM comes.
   CK_CONTAINS(slurm_stop_text("JobId=1 JobState=COMPLETING Reason=TimeLimit Dependency=(null)", SIGTERM),
               "Slurm stopped the job: its time limit came (SIGTERM; JobState=COMPLETING Reason=TimeLimit)");

@@ -34,6 +34,7 @@ NodePlan sample_plan() {
   p.export_ib_hca = true;
   p.requeue = true;
   p.requeue_wait_ms = 45000;
+  p.job_comment = false;  // JobComment=no reaches node 0
   p.hang_timeout_ms = 300000;
   p.spares = 1;  // node 2 waits
   p.min_nodes = 1;
@@ -60,7 +61,7 @@ START_TEST(plan_round_trips_through_the_environment) {
   std::set<std::string> names;
   for (const auto& [name, value] : env.vars())
     if (name.rfind("DDP_PLAN_", 0) == 0) names.insert(name);
-  ck_assert_uint_eq(names.size(), 36 + 1);
+  ck_assert_uint_eq(names.size(), 37 + 1);
   const auto back = read_plan(env);
   ck_assert_msg(back.ok(), "%s", back.ok() ? "" : back.error().c_str());
   ck_assert(*back == sample_plan());

@@ -153,6 +153,22 @@ START_TEST(requeue_default_and_wait) {
 }
 END_TEST
 
+// JobComment=: the verdict in the job's Comment unless the site says no;
+// not per node (node 0 writes it once for the job).
+START_TEST(job_comment_default_and_scopes) {
+  const auto any = [](const std::string&, const std::string&) { return false; };
+  ck_assert(resolve_settings(SiteConfig{}, "p", "n", any).job_comment);
+  const auto c = parse_site_config("JobComment=no\nPartitionName=debug JobComment=yes\n", "t");
+  ck_assert(c.ok());
+  ck_assert(!resolve_settings(*c, "batch", "n", any).job_comment);
+  ck_assert(resolve_settings(*c, "debug", "n", any).job_comment);
+  const auto per_node = parse_site_config("NodeName=n1 JobComment=no\n", "t");
+  ck_assert(!per_node.ok());
+  CK_CONTAINS(per_node.error(), "not a NodeName= line");
+  ck_assert(!parse_site_config("JobComment=maybe\n", "t").ok());
+}
+END_TEST
+
 START_TEST(kill_switch_site_wide_or_per_partition_with_its_origin) {
   const auto any = [](const std::string&, const std::string&) { return true; };
   ck_assert(resolve_settings(SiteConfig{}, "p", "n", any).enabled);
@@ -442,7 +458,7 @@ Suite* site_config_suite() {
       {empty_config_gives_defaults, slurm_style_words_keys_case_insensitive,
        partition_and_node_overrides_in_order_of_specificity, unknown_key_names_file_line_and_known_keys,
        bad_values_are_errors_with_the_fix, plugin_args_agent_and_config, plugin_args_carry_global_settings,
-       stop_grace_follows_kill_wait, requeue_default_and_wait, kill_switch_site_wide_or_per_partition_with_its_origin,
+       stop_grace_follows_kill_wait, requeue_default_and_wait, job_comment_default_and_scopes, kill_switch_site_wide_or_per_partition_with_its_origin,
        hang_timeout_default_and_overrides, preflight_default_and_overrides, health_check_path_and_timeout,
        bad_node_hook_global_only,
        trusted_file_reads_a_safe_file_and_reports_a_missing_one,

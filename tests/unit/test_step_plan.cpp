@@ -233,6 +233,7 @@ START_TEST(site_settings_and_user_options_reach_the_plan) {
   s.export_ib_hca = true;
   s.requeue = true;
   s.requeue_wait = std::chrono::milliseconds(45000);
+  s.job_comment = false;
   s.hang_timeout = std::chrono::milliseconds(600000);
   auto f = facts_for(2, 0);
   f.kill_wait = std::chrono::seconds(30);
@@ -245,6 +246,7 @@ START_TEST(site_settings_and_user_options_reach_the_plan) {
   ck_assert_uint_eq(p.health_check_timeout_ms, 90000);
   ck_assert(p.export_ib_hca && p.requeue && p.verbose);
   ck_assert_uint_eq(p.requeue_wait_ms, 45000);
+  ck_assert(!p.job_comment);  // JobComment=no reaches node 0's agent
   ck_assert_uint_eq(p.hang_timeout_ms, 600000);
   ck_assert_uint_eq(p.stop_grace_ms, std::uint32_t(stop_grace_for(std::chrono::seconds(30)).count()));
   // The user's options win over the site's defaults.

@@ -80,7 +80,10 @@ START_TEST(a_node_that_never_waits_is_named_after_six_windows) {
   odd.host = "n\"1\\\n";
   StragglerVerdict quoted = named[0];
   quoted.seat = odd;
-  CK_CONTAINS(straggler_json(quoted), "\"host\":\"n\\\"1\\\\\\u000a\"");
+  CK_CONTAINS(straggler_json(quoted), "\"host\":\"n\\\"1\\\\\\n\"");
+  odd.host = "n\xff" "1";  // not UTF-8: replaced, never thrown
+  quoted.seat = odd;
+  CK_CONTAINS(straggler_json(quoted), "\"host\":\"n\xef\xbf\xbd" "1\"");
   ck_assert(rule.judge(s, window).empty());  // once per attempt
   rule.reset();
   for (int i = 0; i < 5; ++i) ck_assert(rule.judge(s, window).empty());

@@ -312,9 +312,16 @@ START_TEST(metrics_lines_are_json) {
                                .add("world_size", 4LL)
                                .add("loss", 0.25)
                                .add("nan", std::nan(""))
-                               .add("note", std::string("a \"quoted\"\nline"))
+                               .add("note", std::string("a \"quoted\"\nline\x01"))
+                               .add("lr", double(0.1f))
+                               .add("tokens", 2048.0)
                                .str();
-  CK_STR_EQ(line, "{\"event\":\"final\",\"world_size\":4,\"loss\":0.25,\"nan\":null,\"note\":\"a \\\"quoted\\\"\\u000aline\"}");
+  // 9 significant digits; a whole double keeps its ".0"; \n as JSON's short escape.
+  CK_STR_EQ(line,
+            "{\"event\":\"final\",\"world_size\":4,\"loss\":0.25,\"nan\":null,\"note\":\"a \\\"quoted\\\"\\nline\\u0001\","
+            "\"lr\":0.100000001,\"tokens\":2048.0}");
+  const auto back = ddp::json_parsed(line);
+  ck_assert(back && (*back)["note"] == "a \"quoted\"\nline\x01");
 }
 END_TEST
 

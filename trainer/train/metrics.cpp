@@ -2,49 +2,29 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace ddp::train {
 
-void JsonLine::key(const std::string& k) {
-  if (!body_.empty()) body_ += ",";
-  body_ += "\"" + k + "\":";
-}
-
 JsonLine& JsonLine::add(const std::string& k, double value) {
-  key(k);
   if (!std::isfinite(value)) {
-    body_ += "null";  // JSON has no NaN: a diverged loss is still valid JSON
+    object_[k] = nullptr;
     return *this;
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", value);
-  body_ += buf;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  object_[k] = std::strtod(text, nullptr);
   return *this;
 }
 
 JsonLine& JsonLine::add(const std::string& k, long long value) {
-  key(k);
-  body_ += std::to_string(value);
+  object_[k] = value;
   return *this;
 }
 
 JsonLine& JsonLine::add(const std::string& k, const std::string& value) {
-  key(k);
-  body_ += "\"";
-  for (char c : value) {
-    if (c == '"' || c == '\\') {
-      body_ += '\\';
-      body_ += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      body_ += buf;
-    } else {
-      body_ += c;
-    }
-  }
-  body_ += "\"";
+  object_[k] = value;
   return *this;
 }
 

@@ -4,21 +4,23 @@
 
 #include <cstdio>
 #include <string>
-#include <utility>
-#include <vector>
+
+#include "ddp/base/json.hpp"
 
 namespace ddp::train {
 
+// One record, its keys in the order added. A double keeps 9 significant
+// digits (as the log's figures come from the same float math, more would be
+// noise); one that is not finite (a diverged loss) is null, as JSON has no NaN.
 class JsonLine {
  public:
   JsonLine& add(const std::string& key, double value);
   JsonLine& add(const std::string& key, long long value);
   JsonLine& add(const std::string& key, const std::string& value);
-  std::string str() const { return "{" + body_ + "}"; }
+  std::string str() const { return json_line(object_); }
 
  private:
-  void key(const std::string& k);
-  std::string body_;
+  JsonObject object_ = JsonObject::object();
 };
 
 class MetricsFile {

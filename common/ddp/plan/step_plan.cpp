@@ -134,6 +134,7 @@ void copy_settings(NodePlan& plan, const StepFacts& facts, const Settings& setti
   // --ddp-requeue, or the site's default when the user said nothing (SDDP_REQUEUE=0 says no).
   plan.requeue = request.requeue.value_or(settings.requeue);
   plan.requeue_wait_ms = std::uint32_t(settings.requeue_wait.count());
+  plan.job_comment = settings.job_comment;
   plan.hang_timeout_ms =
       request.hang_timeout_s ? *request.hang_timeout_s * 1000u : std::uint32_t(settings.hang_timeout.count());
   plan.preflight = request.preflight.value_or(settings.preflight);

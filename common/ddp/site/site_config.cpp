@@ -81,7 +81,7 @@ Status set_once(std::optional<T>& field, T value, std::string_view key) {
 
 constexpr const char* kKnownKeys =
     "PartitionName, NodeName, Enabled, Agent, PortRange, StopGrace, RendezvousTimeout, HeartbeatTimeout, BindCpus, "
-    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, HangTimeout, HealthCheck, "
+    "ExportIbHca, TopologyFile, GpuInfoDir, MasterInterface, Requeue, RequeueWait, JobComment, HangTimeout, HealthCheck, "
     "HealthCheckTimeout, BadNodeHook, Preflight, Env, ForceEnv";
 
 Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view value) {
@@ -115,7 +115,7 @@ Status apply_word(SettingsPatch& patch, std::string_view key, std::string_view v
     return set_once(patch.master_interface, std::string(value), "MasterInterface");
   }
   for (auto [name, field] : {std::pair{"Enabled", &patch.enabled}, std::pair{"BindCpus", &patch.bind_cpus}, std::pair{"ExportIbHca", &patch.export_ib_hca},
-                             std::pair{"Requeue", &patch.requeue}}) {
+                             std::pair{"Requeue", &patch.requeue}, std::pair{"JobComment", &patch.job_comment}}) {
     if (!iequals(key, name)) continue;
     auto flag = parse_bool(value, key);
     if (!flag) return fail(flag.error());
@@ -168,6 +168,10 @@ Result<ConfigLine> parse_line(std::string_view text, std::string origin) {
   if (line.scope == ConfigLine::Scope::Nodes && line.patch.enabled)
     return fail("Enabled= turns --ddp on or off for whole steps, so it goes on a global or a PartitionName= line, "
                 "not a NodeName= line (to keep steps off some nodes, use a partition or a reservation)");
+  // The Comment is the job's, written once by node 0: not a node's choice.
+  if (line.scope == ConfigLine::Scope::Nodes && line.patch.job_comment)
+    return fail("JobComment= is about the job's Comment, which node 0 writes once for the whole job, so it goes on a "
+                "global or a PartitionName= line, not a NodeName= line");
   // Root runs it: one program for the cluster, chosen where the admin looks.
   if (line.scope != ConfigLine::Scope::Global && line.patch.bad_node_hook)
     return fail("BadNodeHook= is run as root for every step that kept a node out, so it goes on a global line only");
@@ -191,6 +195,7 @@ void apply(Settings& settings, const ConfigLine& line) {
   if (patch.bind_cpus) settings.bind_cpus = *patch.bind_cpus;
   if (patch.export_ib_hca) settings.export_ib_hca = *patch.export_ib_hca;
   if (patch.requeue) settings.requeue = *patch.requeue;
+  if (patch.job_comment) settings.job_comment = *patch.job_comment;
   if (patch.requeue_wait) settings.requeue_wait = *patch.requeue_wait;
   if (patch.hang_timeout) settings.hang_timeout = *patch.hang_timeout;
   if (patch.health_check) settings.health_check = *patch.health_check;

@@ -47,6 +47,7 @@ struct SettingsPatch {
   std::optional<bool> bind_cpus;
   std::optional<bool> export_ib_hca;
   std::optional<bool> requeue;
+  std::optional<bool> job_comment;
   std::optional<std::chrono::milliseconds> requeue_wait;
   std::optional<std::chrono::milliseconds> hang_timeout;
   std::optional<std::string> health_check;
@@ -87,6 +88,10 @@ struct Settings {
   bool export_ib_hca = false;                             // NCCL_IB_HCA = the NIC closest to the GPU
   bool requeue = false;                                   // --ddp-requeue unless the user says otherwise
   std::chrono::milliseconds requeue_wait{60000};          // the longest wait for the workers to save
+  // JobComment: node 0 writes a failed step's verdict into the job's Comment
+  // after the user's own text (agent/slurm/job_report.hpp); no for a site
+  // that keeps the Comment for its own accounting. Not on NodeName= lines.
+  bool job_comment = true;
   std::chrono::milliseconds hang_timeout{0};              // --ddp-hang-timeout's default (0: off)
   std::string health_check;                               // run by the agent after a worker failure ("" = none)
   std::chrono::milliseconds health_check_timeout{60000};  // a check that takes longer has failed

@@ -144,6 +144,7 @@ const auto kFields = std::make_tuple(
     Flag{"EXPORT_IB_HCA", &NodePlan::export_ib_hca},
     Flag{"REQUEUE", &NodePlan::requeue},
     Number<std::uint32_t>{"REQUEUE_WAIT_MS", &NodePlan::requeue_wait_ms, 0, 3600 * 1000},
+    Flag{"JOB_COMMENT", &NodePlan::job_comment},
     Number<std::uint32_t>{"HANG_TIMEOUT_MS", &NodePlan::hang_timeout_ms, 0, 86400u * 1000},
     Number<std::uint32_t>{"SPARES", &NodePlan::spares, 0, 1u << 20},
     Number<std::uint32_t>{"MIN_NODES", &NodePlan::min_nodes, 0, 1u << 20},

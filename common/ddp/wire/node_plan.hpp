@@ -72,6 +72,7 @@ struct NodePlan {
   bool export_ib_hca = false;               // NCCL_IB_HCA = each worker's closest NIC
   bool requeue = false;                     // --ddp-requeue: node 0 requeues the job after Slurm's warning
   std::uint32_t requeue_wait_ms = 60000;    // ... once every worker has ended, or after this long
+  bool job_comment = true;                  // node 0 writes a failed step's verdict into the job's Comment
   std::uint32_t hang_timeout_ms = 0;        // a worker without progress this long is a hang (0: off)
   std::uint32_t spares = 0;                 // --ddp-spares: the step's last K nodes wait (plan/roster.hpp)
   std::uint32_t min_nodes = 0;              // --ddp-min-nodes: the fewest groups to go on with (0: no shrinking)
