@@ -33,6 +33,13 @@ plugin_dir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/slurm-wlm
 fail() { echo "lifecycle: FAIL: $*" >&2; exit 1; }
 say() { echo "lifecycle: $*"; }
 
+# What every node installs pulls in neither the trainer's libraries nor
+# PyTorch: slurm-ddp's Depends and Recommends name no Gloo, OpenBLAS or torch
+# (Suggests may), and the trainer's files are ddp-train's alone.
+relations="$(dpkg-deb -f "$new" Depends) $(dpkg-deb -f "$new" Pre-Depends) $(dpkg-deb -f "$new" Recommends)"
+[[ ! $relations =~ gloo|openblas|blas|torch ]] || fail "slurm-ddp pulls in the trainer's or PyTorch's packages: $relations"
+! dpkg-deb -c "$new" | grep -q 'usr/bin/ddp-train' || fail "slurm-ddp carries ddp-train's files"
+
 plugstack=$(mktemp)
 work=$(mktemp -d)
 echo "include /etc/slurm/plugstack.conf.d/*.conf" >"$plugstack"
