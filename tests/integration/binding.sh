@@ -6,7 +6,7 @@
 # (tests/topologies/README.md; tests/integration/CMakeLists.txt has the mapping):
 #   node 0, 2s-4xH100-2xmlx5:  nvidia0 = 18:00.0 -> package 0 PUs 0-3, mlx5_0 (PIX)
 #                              nvidia1 = 98:00.0 -> package 1 PUs 4-7, mlx5_1 (PIX)
-#   node 1, 2s-16c-3xM2075:    nvidia0 = 83:00.0 and nvidia1 = 86:00.0 share
+#   node 1, 2s-16c-3xM2075:    nvidia0 = 83:00.0 and nvidia1 = 84:00.0 share
 #                              package 1 (cores with PUs 8-15 + siblings 24-31):
 #                              4 cores each, 8-11,24-27 and 12-15,28-31; the only
 #                              HCA, mlx5_0, for both.
@@ -21,7 +21,7 @@ expect_rc 0 "srun --ddp on the XML topologies"
 expect_in "$ERR" "rank 0: gpu 0000:18:00.0 cpus 0-3 nic mlx5_0" "H100 GPU 18 binding"
 expect_in "$ERR" "rank 1: gpu 0000:98:00.0 cpus 4-7 nic mlx5_1" "H100 GPU 98 binding"
 expect_in "$ERR" "rank 2: gpu 0000:83:00.0 cpus 8-11,24-27 nic mlx5_0" "M2075 GPU 83 binding"
-expect_in "$ERR" "rank 3: gpu 0000:86:00.0 cpus 12-15,28-31 nic mlx5_0" "M2075 GPU 86 binding"
+expect_in "$ERR" "rank 3: gpu 0000:84:00.0 cpus 12-15,28-31 nic mlx5_0" "M2075 GPU 84 binding"
 expect_eq "$(grep -c "^ddp-agent: info: step " <<<"$ERR")" "1" "one step summary"
 expect_in "$ERR" "node 1 (" "the summary covers node 1 too"
 expect_in "$OUT" "rank=0 hca==mlx5_0 omp=4 order=PCI_BUS_ID" "rank 0 environment"

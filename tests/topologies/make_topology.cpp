@@ -40,6 +40,9 @@ struct PciNode {
   unsigned class_id = 0, vendor = 0, device = 0;
   std::vector<OsDevice> os_devices;
   std::vector<PciNode> below;
+  // Its bus number lies outside the bus ranges of the bridges above it, as
+  // some firmware numbers devices: the ranges written leave it out.
+  bool bus_outside_bridge = false;
 };
 
 using Cores = std::vector<std::vector<unsigned>>;  // the PUs (os indices) of each core
@@ -71,11 +74,11 @@ std::string bus(unsigned number, unsigned device = 0, unsigned domain = 0) {
   return out;
 }
 
-PciNode host_bridge(std::vector<PciNode> below) { return {"", true, 0x0600, 0, 0, {}, std::move(below)}; }
+PciNode host_bridge(std::vector<PciNode> below) { return {"", true, 0x0600, 0, 0, {}, std::move(below), false}; }
 
 // A root port or a PCIe switch port (PLX/Broadcom PEX, as in most GPU servers).
 PciNode port(std::string bus_id, std::vector<PciNode> below) {
-  return {std::move(bus_id), true, 0x0604, 0x10b5, 0x8796, {}, std::move(below)};
+  return {std::move(bus_id), true, 0x0604, 0x10b5, 0x8796, {}, std::move(below), false};
 }
 
 // One PCIe switch, its upstream port on bus `up`, downstream ports on bus up+1.
@@ -87,7 +90,7 @@ PciNode pcie_switch(unsigned up, std::vector<PciNode> devices) {
 
 PciNode device(std::string bus_id, unsigned class_id, unsigned vendor, unsigned device_id,
                std::vector<OsDevice> os_devices = {}) {
-  return {std::move(bus_id), false, class_id, vendor, device_id, std::move(os_devices), {}};
+  return {std::move(bus_id), false, class_id, vendor, device_id, std::move(os_devices), {}, false};
 }
 
 // A compute GPU (class 0302, "3D controller"); `nvml` names its NVML OS
@@ -161,19 +164,23 @@ Shape h100_node() {
 // 2 packages of 8 hyperthreaded cores (PU siblings 16 apart), 3 Tesla M2075
 // and one ConnectX-4. Package 0: GPU 03:00.0 on root port 00:03.0, a Matrox
 // VGA (not NVIDIA) behind 00:1e.0. Package 1: an Ethernet NIC on 80:01.0,
-// GPU 83:00.0 on root port 80:02.0, and on root port 80:03.0 a PCIe switch
-// (upstream port 84:00.0) with GPU 86:00.0 and mlx5_0 (87:00.0).
+// GPU 83:00.0 on root port 80:02.0, and on root port 80:03.0 (bus 84) GPU
+// 84:00.0 with a second function, an AMD VGA at 84:00.1 (not a GPU), and
+// mlx5_0, whose firmware-given bus id 04:00.0 points at package 0's host
+// bridge (buses 00-05): only the tree says where it is.
 Shape m2075_node() {
   const auto m2075 = [](unsigned b) { return nvidia_gpu(bus(b), 0x1094); };
   const PciNode matrox_vga = device(bus(0x05, 3), 0x0300, 0x102b, 0x0532);
-  PciNode gpu_and_hca = pcie_switch(0x84, {m2075(0x86), mlx5_hca(bus(0x87), 0x1013, "mlx5_0", "ib0")});
+  const PciNode amd_vga_function = device("0000:84:00.1", 0x0300, 0x1002, 0x6798);
+  PciNode hca = mlx5_hca(bus(0x04), 0x1013, "mlx5_0", "ib0");
+  hca.bus_outside_bridge = true;
   Package p0{0,
              hyperthreaded_cores(0, 8, 16),
              {host_bridge({port(bus(0x00, 3), {m2075(0x03)}), port(bus(0x00, 0x1e), {matrox_vga})})}};
   Package p1{1,
              hyperthreaded_cores(8, 8, 16),
              {host_bridge({port(bus(0x80, 1), {ethernet(bus(0x81), "eth0")}), port(bus(0x80, 2), {m2075(0x83)}),
-                           port(bus(0x80, 3), {std::move(gpu_and_hca)})})}};
+                           port(bus(0x80, 3), {m2075(0x84), amd_vga_function, std::move(hca)})})}};
   return {"2s-16c-3xM2075-mlx5", {p0, p1}, {}, {}};
 }
 
@@ -270,7 +277,8 @@ unsigned bus_number(const std::string& bus_id) { return unsigned(std::stoul(bus_
 
 unsigned highest_bus(const PciNode& node) {
   unsigned highest = node.bus_id.empty() ? 0 : bus_number(node.bus_id);
-  for (const auto& child : node.below) highest = std::max(highest, highest_bus(child));
+  for (const auto& child : node.below)
+    if (!child.bus_outside_bridge) highest = std::max(highest, highest_bus(child));
   return highest;
 }
 
@@ -278,7 +286,8 @@ unsigned highest_bus(const PciNode& node) {
 std::string bus_range(const PciNode& bridge) {
   if (bridge.below.empty()) throw std::runtime_error("a bridge with nothing below it");
   unsigned lowest = 0xff;
-  for (const auto& child : bridge.below) lowest = std::min(lowest, bus_number(child.bus_id));
+  for (const auto& child : bridge.below)
+    if (!child.bus_outside_bridge) lowest = std::min(lowest, bus_number(child.bus_id));
   char out[32];
   std::snprintf(out, sizeof out, "%s:[%02x-%02x]", bridge.below.front().bus_id.substr(0, 4).c_str(), lowest,
                 highest_bus(bridge));

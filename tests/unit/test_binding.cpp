@@ -205,29 +205,50 @@ START_TEST(gpu_bus_ids_match_in_any_spelling) {
 END_TEST
 
 // 2s-16c-3xM2075-mlx5.xml: package 0 = cores {0,16}..{7,23} with GPU 03:00.0
-// (05:03.0 is a Matrox VGA, vendor 102b: not a GPU); package 1 = cores
-// {8,24}..{15,31} with GPU 83:00.0 (root port 80:02.0), and on root port
-// 80:03.0 a PCIe switch with GPU 86:00.0 and the ConnectX-4 mlx5_0 (87:00.0).
+// (05:03.0 is a Matrox VGA, vendor 102b: not a GPU) under a host bridge of
+// buses 00-05; package 1 = cores {8,24}..{15,31} with GPUs 83:00.0 (root port
+// 80:02.0) and 84:00.0 (root port 80:03.0, bus 84 only; the 84:00.1 VGA
+// function beside it is AMD, vendor 1002), and the ConnectX-4 mlx5_0, whose
+// bus id says 04:00.0 although it sits behind root port 80:03.0 next to GPU
+// 84:00.0. Locality read from bus numbers would put mlx5_0 on package 0.
 START_TEST(m2075_gpus_nics_and_local_cores) {
   const auto t = load(kM2075);
-  CK_STR_EQ(bus_ids(t), "0000:03:00.0 0000:83:00.0 0000:86:00.0");
+  CK_STR_EQ(bus_ids(t), "0000:03:00.0 0000:83:00.0 0000:84:00.0");  // not the 84:00.1 VGA
   CK_STR_EQ(cores(t.gpus[0].local_cores), "0,16 1,17 2,18 3,19 4,20 5,21 6,22 7,23");
   CK_STR_EQ(cores(t.gpus[1].local_cores), "8,24 9,25 10,26 11,27 12,28 13,29 14,30 15,31");
   CK_STR_EQ(cores(t.gpus[2].local_cores), "8,24 9,25 10,26 11,27 12,28 13,29 14,30 15,31");
   ck_assert_uint_eq(t.nics.size(), 1);
   CK_STR_EQ(t.nics[0].name, "mlx5_0");
-  CK_STR_EQ(t.nics[0].bus_id, "0000:87:00.0");
-  CK_STR_EQ(paths(t.gpu_nic_path[0]), "SYS");  // other package
+  CK_STR_EQ(t.nics[0].bus_id, "0000:04:00.0");
+  CK_STR_EQ(paths(t.gpu_nic_path[0]), "SYS");  // other package, whatever bus 04 suggests
   CK_STR_EQ(paths(t.gpu_nic_path[1]), "PHB");  // same host bridge, different root ports
-  CK_STR_EQ(paths(t.gpu_nic_path[2]), "PIX");  // same PCIe switch
+  CK_STR_EQ(paths(t.gpu_nic_path[2]), "PIX");  // same root port
   CK_STR_EQ(cores(t.allowed_cores),
             "0,16 1,17 2,18 3,19 4,20 5,21 6,22 7,23 8,24 9,25 10,26 11,27 12,28 13,29 14,30 15,31");
 }
 END_TEST
 
+// The AMD VGA function 84:00.1 is no GPU: a step naming it gets an unbound
+// worker and a warning, and its NVIDIA sibling 84:00.0 keeps package 1 and
+// the HCA beside it.
+START_TEST(m2075_vga_function_beside_gpu_is_not_a_gpu) {
+  const auto t = load(kM2075);
+  const auto plan = plan_gpu_binding(t, {"0000:84:00.0", "0000:84:00.1"}, {});
+  ck_assert_uint_eq(plan.workers.size(), 2);
+  CK_STR_EQ(pus(plan.workers[0].cpus), "8,9,10,11,12,13,14,15,24,25,26,27,28,29,30,31");
+  CK_STR_EQ(plan.workers[0].nic, "mlx5_0");
+  ck_assert(plan.workers[0].nic_path == PathType::PIX);
+  ck_assert(plan.workers[1].cpus.empty());
+  CK_STR_EQ(plan.workers[1].nic, "");
+  ck_assert_uint_eq(plan.warnings.size(), 1);
+  CK_CONTAINS(plan.warnings[0], "0000:84:00.1");
+  CK_CONTAINS(plan.warnings[0], "not in this node's hwloc topology");
+}
+END_TEST
+
 START_TEST(m2075_plan_keeps_hyperthreads_together) {
   const auto t = load(kM2075);
-  const auto plan = plan_gpu_binding(t, {"0000:03:00.0", "0000:83:00.0", "0000:86:00.0"}, {});
+  const auto plan = plan_gpu_binding(t, {"0000:03:00.0", "0000:83:00.0", "0000:84:00.0"}, {});
   CK_STR_EQ(pus(plan.workers[0].cpus), "0,1,2,3,4,5,6,7,16,17,18,19,20,21,22,23");
   CK_STR_EQ(pus(plan.workers[1].cpus), "8,9,10,11,24,25,26,27");
   CK_STR_EQ(pus(plan.workers[2].cpus), "12,13,14,15,28,29,30,31");
@@ -241,7 +262,7 @@ END_TEST
 START_TEST(m2075_allowed_subset_is_intersected_per_pu) {
   const auto t = load(kM2075);
   // The step has core {8,24} whole and only PU 25 of core {9,25}.
-  const auto plan = plan_gpu_binding(t, {"0000:83:00.0", "0000:86:00.0"}, {{8, 24}, {25}});
+  const auto plan = plan_gpu_binding(t, {"0000:83:00.0", "0000:84:00.0"}, {{8, 24}, {25}});
   CK_STR_EQ(pus(plan.workers[0].cpus), "8,24");
   CK_STR_EQ(pus(plan.workers[1].cpus), "25");
   ck_assert_msg(plan.warnings.empty(), "unexpected: %s", all_warnings(plan).c_str());
@@ -597,6 +618,7 @@ Suite* binding_suite() {
                                 unknown_gpu_is_left_unbound_with_warning,
                                 gpu_bus_ids_match_in_any_spelling,
                                 m2075_gpus_nics_and_local_cores,
+                                m2075_vga_function_beside_gpu_is_not_a_gpu,
                                 m2075_plan_keeps_hyperthreads_together,
                                 m2075_allowed_subset_is_intersected_per_pu,
                                 h200_vm_without_locality_binds_every_core,
