@@ -46,9 +46,10 @@
 # apt-get's ordinary work and proceeds.
 #
 # One run at a time: a run that installs holds a lock
-# (/run/lock/slurm-ddp-install-deps.lock, or /run/... where /run/lock is
-# missing) from before apt-get's plan until it ends; a second waits for it
-# (at most 10 minutes), then looks again at what is missing.
+# (/run/lock/slurm-ddp-install-deps.lock; /run/slurm-ddp-install-deps.lock
+# where /run/lock is missing) from before apt-get's plan until it ends; a
+# second waits for it (at most 10 minutes), then looks again at what is
+# missing.
 #
 # Idempotent: a second run installs nothing and finishes in a second or two.
 # Installing needs root; a run that finds everything installed does not.
