@@ -15,10 +15,13 @@
 # ddp-train: /usr/bin/ddp-train, /usr/bin/ddp-train-plot, /usr/bin/ddp-tokenize,
 # their man pages.
 #
-# slurm-ddp depends on the package that provides the Slurm found (the owner
-# of slurm/spank.h): Debian's slurm-wlm-basic-plugins or SchedMD's slurm-smd,
-# pinned to its release; a source install (no owner) gives no Slurm
-# dependency. DDP_SLURM_PACKAGE=slurm-wlm|slurm-smd|none overrides the guess.
+# slurm-ddp depends on the package that provides the Slurm found, pinned to
+# its release, by the owner of slurm/spank.h (symlinks followed): Debian's
+# libslurm-dev -> slurm-wlm-basic-plugins, SchedMD's slurm-smd-dev ->
+# slurm-smd; a source install (no owner) gives no Slurm dependency. Another
+# owner (a site's own Slurm packages) stops the build, which then needs
+# DDP_SLURM_PACKAGE=slurm-wlm|slurm-smd|none; the variable overrides the guess
+# in every case.
 # DDP_BUILD_TRAINER=OFF builds slurm-ddp alone (no Gloo needed). CPU-only: the
 # CUDA parts need NVIDIA's libraries, which Debian's archive does not carry
 # (DDP_CUDA=ON to include them).

@@ -12,7 +12,13 @@
 #   include/ when set, such as DDP_SLURM_PREFIX=/opt/slurm, else
 #   /usr/local/include, else /usr/include); Debian's libslurm-dev only where
 #   none is, and never beside Slurm programs that are not Debian's (name
-#   their prefix instead). It says which Slurm it found.
+#   their prefix instead). It says which Slurm it found. Where Debian's Slurm
+#   is installed (slurmd, slurmctld, slurmdbd, slurm-client,
+#   slurm-wlm-basic-plugins) but not its headers, libslurm-dev is that
+#   version (libslurm-dev=VERSION), not the archive's candidate, which may be
+#   another release (backports, pinning); likewise slurmctld, slurmd and
+#   slurm-client in the test mode. It refuses where the archive lacks that
+#   version, or where those packages are at different versions.
 # test: build's packages plus Check, the linters, clang 19's sanitizers,
 #   mmdebstrap for the chroots, PyTorch, the data sets, and Debian's Slurm
 #   (slurmctld, slurmd, slurm-client, munge) for the local test clusters
@@ -27,9 +33,23 @@
 # removed, and must then deny the daemons the test mode installs. slurmctld
 # and slurmd, when this run installed them, are disabled afterwards: the test
 # clusters need only their programs, and a system-wide slurmd started at boot
-# would hold port 6818, which cluster.sh --host-network uses. Where apt-get
-# would remove a package, or upgrade this machine's Slurm or munge under
-# their daemons, it installs nothing and says what to do first.
+# would hold port 6818, which cluster.sh --host-network uses. policy-rc.d
+# governs only invoke-rc.d and deb-systemd-invoke, and some maintainer
+# scripts call systemctl themselves (systemd's re-executes systemd and
+# restarts journald), so apt-get's plan is checked first: where it would
+# remove a package, upgrade an installed package that ships a service (a
+# unit in /lib/systemd/system or /usr/lib/systemd/system, or a script in
+# /etc/init.d), or upgrade Slurm's or munge's packages while slurmd,
+# slurmctld, slurmdbd or munge is installed, it installs nothing and names
+# them and what to do first (upgrade them yourself, when it suits you). Any
+# other upgrade (a library with no service, libslurm with no daemon) is
+# apt-get's ordinary work and proceeds.
+#
+# One run at a time: a run that installs holds a lock
+# (/run/lock/slurm-ddp-install-deps.lock; /run/slurm-ddp-install-deps.lock
+# where /run/lock is missing) from before apt-get's plan until it ends; a
+# second waits for it (at most 10 minutes), then looks again at what is
+# missing.
 #
 # Idempotent: a second run installs nothing and finishes in a second or two.
 # Installing needs root; a run that finds everything installed does not.
@@ -100,6 +120,11 @@ daemons=(slurmctld slurmd munge)
 # Debian's packages of Slurm's headers and programs (slurmctld and slurmd are
 # alternatives: /usr/sbin/slurmd -> slurmd-wlm).
 debian_slurm=(libslurm-dev slurmctld slurmd slurm-client)
+# Debian's Slurm packages whose version is the installed Slurm's: what runs
+# the plugin (slurmd, srun), and the plugins it is built for.
+debian_slurm_installed=(slurmd slurmctld slurmdbd slurm-client slurm-wlm-basic-plugins)
+# Daemons whose Slurm or munge packages are not upgraded under them.
+slurm_daemons=(slurmd slurmctld slurmdbd munge)
 
 # owner PATH: the Debian package that ships PATH (symlinks followed), or nothing.
 owner() {
@@ -159,13 +184,22 @@ if [[ $mode == test ]]; then
   for p in "${test_packages[@]}"; do [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p"); done
 fi
 
-# Installed: "install ok installed", or "hold ok installed" for a package held.
-installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" 2>/dev/null |
-  awk '$3 == "ok" && $4 == "installed" { print $1 }' || true)
-missing=()
-for p in "${packages[@]}"; do
-  grep -qxF "$p" <<<"$installed" || missing+=("$p")
-done
+# installed PACKAGE...: those installed, as "PACKAGE VERSION" lines
+# ("install ok installed", or "hold ok installed" for a package held).
+installed() {
+  dpkg-query -W -f='${Package} ${Status} ${Version}\n' "$@" 2>/dev/null |
+    awk '$3 == "ok" && $4 == "installed" { print $1, $5 }' || true
+}
+# find_missing: missing, the packages of this mode not installed.
+find_missing() {
+  local have p
+  have=$(installed "${packages[@]}" | awk '{ print $1 }')
+  missing=()
+  for p in "${packages[@]}"; do
+    grep -qxF "$p" <<<"$have" || missing+=("$p")
+  done
+}
+find_missing
 if ((${#missing[@]} == 0)); then
   echo "$me: all ${#packages[@]} packages already installed"
   exit 0
@@ -174,24 +208,83 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 # needrestart (where installed) would restart services using upgraded libraries.
 export NEEDRESTART_SUSPEND=1
-apt-get update -qq
 
-# What apt-get would do, first: it may remove nothing, nor upgrade this
-# machine's Slurm or munge under their running daemons (new libraries for
-# the rest are apt's ordinary work, and restart nothing: policy-rc.d below).
-plan=$(apt-get -s install --no-install-recommends "${missing[@]}" 2>&1) ||
-  die "apt-get cannot install ${missing[*]}: $(tail -n 3 <<<"$plan" | paste -sd ' ')"
+# One run at a time, from the plan to the end: two runs would each make and
+# remove policy-rc.d under the other's apt-get. The lock goes with this
+# process, however it ends.
+lock=/run/lock/slurm-ddp-install-deps.lock
+[[ -d ${lock%/*} ]] || lock=/run/slurm-ddp-install-deps.lock
+{ exec 9>>"$lock"; } 2>/dev/null || die "cannot open the lock file $lock: make ${lock%/*} writable by root, then run again"
+if ! flock -n 9; then
+  echo "$me: another install-deps.sh run (pid $(cat "$lock" 2>/dev/null || true)) holds $lock: waiting for it, at most 10 minutes" >&2
+  flock -w 600 9 ||
+    die "another install-deps.sh run (pid $(cat "$lock" 2>/dev/null || true)) has held $lock for 10 minutes: let it finish, or stop it, then run again"
+  # What the other run installed is no longer missing.
+  find_missing
+  if ((${#missing[@]} == 0)); then
+    echo "$me: all ${#packages[@]} packages already installed"
+    exit 0
+  fi
+fi
+echo "$$" >"$lock"
+# apt-get and what it runs get no copy of the lock's descriptor: a process
+# left running after them would hold the lock on.
+
+# Debian's Slurm installed without some of its packages: those at the same
+# version, as the archive's candidate may be another release (backports,
+# pinning), under which the plugin would be built for a Slurm that does not
+# run here, or apt-get would upgrade the installed Slurm.
+args=("${missing[@]}")
+slurm_have=$(installed "${debian_slurm_installed[@]}")
+slurm_version=
+if [[ -n $slurm_have ]]; then
+  slurm_versions=$(awk '{ print $2 }' <<<"$slurm_have" | sort -u)
+  for i in "${!args[@]}"; do
+    is_debian_slurm "${args[i]}" || continue
+    [[ $slurm_versions != *$'\n'* ]] ||
+      die "Debian's Slurm packages here are at different versions ($(paste -sd, <<<"$slurm_have" | sed 's/,/, /g')), an upgrade half done: which release to install ${args[i]} for is unclear. Bring them to one version (apt-get install --only-upgrade $(awk '{ print $1 }' <<<"$slurm_have" | xargs)), then run again"
+    slurm_version=$slurm_versions
+    args[i]=${args[i]}=$slurm_version
+  done
+  [[ -z $slurm_version ]] ||
+    echo "$me: Debian's Slurm $slurm_version is installed ($(awk '{ print $1 }' <<<"$slurm_have" | xargs)): its packages of that version"
+fi
+
+apt-get update -qq 9>&-
+
+# What apt-get would do, first (policy-rc.d, below, governs only invoke-rc.d
+# and deb-systemd-invoke; a maintainer script that calls systemctl itself is
+# not stopped by it): it may remove nothing, upgrade no installed package
+# that ships a service, nor upgrade this machine's Slurm or munge under their
+# installed daemons. Other upgrades (libraries) are apt's ordinary work.
+plan=$(apt-get -s install --no-install-recommends "${args[@]}" 2>&1 9>&-) || {
+  [[ -z $slurm_version ]] || ! grep -qF "Version '$slurm_version' for '" <<<"$plan" ||
+    die "the archive has no $(grep -o "for '[^']*' was not found" <<<"$plan" | head -n 1 | cut -d"'" -f2) $slurm_version, the version of Debian's Slurm installed here (apt-cache policy shows the versions it has): upgrade this Slurm to the archive's when it suits you (apt-get install --only-upgrade $(awk '{ print $1 }' <<<"$slurm_have" | xargs)), or add the archive that has $slurm_version to apt's sources; then run again"
+  die "apt-get cannot install ${args[*]}: $(tail -n 3 <<<"$plan" | paste -sd ' ')"
+}
 removed=() upgraded=() new=()
 while read -r verb pkg old _; do
-  pkg=${pkg%%:*}
-  if [[ $verb == Remv ]]; then removed+=("$pkg")
-  elif [[ $verb == Inst && $old != \[* ]]; then new+=("$pkg")
-  elif [[ $verb == Inst && $pkg =~ ^(lib)?(slurm|munge|pmix) ]]; then upgraded+=("$pkg"); fi
+  if [[ $verb == Remv ]]; then removed+=("${pkg%%:*}")
+  elif [[ $verb == Inst && $old != \[* ]]; then new+=("${pkg%%:*}")
+  elif [[ $verb == Inst ]]; then upgraded+=("$pkg"); fi
 done <<<"$plan"
 ((${#removed[@]} == 0)) ||
-  die "installing ${missing[*]} would remove ${removed[*]}: settle that with apt-get yourself (apt-get -s install ${missing[*]} shows why), then run again"
-((${#upgraded[@]} == 0)) ||
-  die "installing ${missing[*]} would upgrade this machine's Slurm or munge (${upgraded[*]}) under its daemons: upgrade them when it suits you (apt-get install --only-upgrade ${upgraded[*]}), then run again"
+  die "installing ${args[*]} would remove ${removed[*]}: settle that with apt-get yourself (apt-get -s install ${args[*]} shows why), then run again"
+services=() slurm_upgraded=()
+for pkg in ${upgraded[@]+"${upgraded[@]}"}; do
+  # PACKAGE[:ARCH] as apt-get names it, which dpkg-query takes as it is.
+  files=$(dpkg-query -L "$pkg" 2>/dev/null || true)
+  if grep -Eq '^((/usr)?/lib/systemd/system|/etc/init\.d)/[^/]+$' <<<"$files"; then
+    services+=("${pkg%%:*}")
+  elif [[ $pkg =~ ^(lib)?(slurm|munge|pmix) ]]; then
+    slurm_upgraded+=("${pkg%%:*}")
+  fi
+done
+((${#services[@]} == 0)) ||
+  die "installing ${args[*]} would upgrade ${services[*]}, which ship services (a systemd unit or an init script): their maintainer scripts may restart them, some with systemctl itself, which no policy-rc.d stops. Upgrade them yourself first, when it suits you: apt-get install --only-upgrade ${services[*]}; then run again"
+daemons_here=$(installed "${slurm_daemons[@]}" | awk '{ print $1 }' | xargs)
+[[ ${#slurm_upgraded[@]} -eq 0 || -z $daemons_here ]] ||
+  die "installing ${args[*]} would upgrade this machine's Slurm or munge (${slurm_upgraded[*]}) under its daemons ($daemons_here): upgrade them yourself first, when it suits you: apt-get install --only-upgrade ${slurm_upgraded[*]}; then run again"
 
 # No package starts a service while apt-get runs: Debian's invoke-rc.d and
 # deb-systemd-invoke ask /usr/sbin/policy-rc.d, and 101 means "forbidden". A
@@ -222,9 +315,9 @@ else
   ln "$ours" "$policy" 2>/dev/null || { rm -f "$ours"; ours=; die "$policy appeared while this ran (another installer?): run again once it is done"; }
 fi
 
-echo "$me: installing ${missing[*]}"
+echo "$me: installing ${args[*]}"
 # --no-install-recommends keeps the machine lean; what we need is listed above.
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+apt-get install -y -qq --no-install-recommends "${args[@]}" >/dev/null 9>&-
 # The system-wide slurmctld and slurmd this run installed stay off at boot too.
 units=()
 for d in slurmctld slurmd; do [[ " ${new[*]} " != *" $d "* ]] || units+=("$d.service"); done

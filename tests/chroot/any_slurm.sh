@@ -13,6 +13,12 @@
 #                   SchedMD's; the build then has no Slurm prefix):
 #                   slurm-ddp depends on slurm-smd of this release, and
 #                   installs with that alone
+#   a site's own    an equivs package slurm-site-dev owning the headers (a
+#                   site that packages Slurm itself): configuring stops and
+#                   names slurm-site-dev and DDP_SLURM_PACKAGE, also when the
+#                   headers are reached through a symlinked include folder;
+#                   with DDP_SLURM_PACKAGE=none it configures (configure
+#                   only: seconds)
 #
 # Each package installs with dpkg (no Debian Slurm package installed) and a
 # 2-node --ddp step runs on a local cluster of the relocated daemons
@@ -49,7 +55,7 @@ relocated=()
 
 restore() {
   "$cluster" down --name "$name" >/dev/null 2>&1 || true
-  dpkg --purge slurm-ddp slurm-smd-dev slurm-smd >/dev/null 2>&1 || true
+  dpkg --purge slurm-ddp slurm-smd-dev slurm-smd slurm-site-dev >/dev/null 2>&1 || true
   rm -rf "${relocated[@]}" "$work"
   local files=()
   for p in "${slurm_pkgs[@]}"; do files+=("$debs/${p}_${version}_"*.deb); done
@@ -146,3 +152,44 @@ mv "$prefix/include/slurm" "$work/headers"
 [[ $(dpkg-query -S /usr/include/slurm/spank.h) == "slurm-smd-dev: "* ]] || fail "slurm-smd-dev does not own spank.h"
 next=$(awk -F. '{ printf "%d.%02d", $1, $2 + 1 }' <<<"$release")
 build_and_run "SchedMD's slurm-smd" "" "slurm-smd (>= $release~), slurm-smd (<< $next~)*"
+
+# A site's own Slurm packages: spank.h's owner is neither Debian's nor
+# SchedMD's, so the build cannot name the package the plugin depends on and
+# must ask. Configured only, in a folder of its own.
+dpkg --purge slurm-smd-dev slurm-smd >/dev/null
+(
+  cd "$work"
+  {
+    printf '%s\n' "Section: devel" "Package: slurm-site-dev" "Version: $version"
+    printf 'Files:'
+    for h in "$work"/headers/*.h; do printf ' %s /usr/include/slurm/\n' "$h"; done
+    printf '%s\n' "Description: a site's own Slurm headers (tests/chroot/any_slurm.sh)" \
+      " The headers of Slurm $version, packaged by a site."
+  } >slurm-site-dev.ctl
+  equivs-build slurm-site-dev.ctl >/dev/null
+  dpkg -i slurm-site-dev_*.deb >/dev/null
+)
+[[ $(dpkg-query -S /usr/include/slurm/spank.h) == "slurm-site-dev: "* ]] || fail "slurm-site-dev does not own spank.h"
+# The same headers through a symlinked include folder: dpkg knows them by
+# their real path only.
+mkdir -p "$work/site"
+ln -s /usr/include "$work/site/include"
+ln -s "$prefix/lib" "$work/site/lib"
+site_build=$work/build-site
+configure_site() {  # configure_site CMAKE-ARGS...: the configuration's output in $work/configure
+  rm -rf "$site_build"
+  cmake -S . -B "$site_build" -DDDP_BUILD_TESTS=OFF -DDDP_BUILD_BENCH=OFF -DDDP_BUILD_TRAINER=OFF \
+    -DDDP_CUDA=OFF -DCMAKE_INSTALL_PREFIX=/usr "$@" >"$work/configure" 2>&1
+}
+for slurm_prefix in "" "$work/site"; do
+  what="a site's slurm-site-dev${slurm_prefix:+ through the symlink $work/site/include}"
+  ! configure_site -DDDP_SLURM_PREFIX="$slurm_prefix" || fail "$what: configured, guessing: $(grep 'building against' "$work/configure")"
+  out=$(tr -s ' \n' ' ' <"$work/configure")
+  [[ $out == *"belongs to the package slurm-site-dev"* && $out == *"-DDDP_SLURM_PACKAGE=slurm-wlm|slurm-smd|none"* ]] ||
+    { cat "$work/configure" >&2; fail "$what: the configuration does not name slurm-site-dev and DDP_SLURM_PACKAGE"; }
+  configure_site -DDDP_SLURM_PREFIX="$slurm_prefix" -DDDP_SLURM_PACKAGE=none ||
+    { cat "$work/configure" >&2; fail "$what: DDP_SLURM_PACKAGE=none did not configure"; }
+  grep -q 'slurm-ddp: building against .*(package: none)' "$work/configure" || fail "$what: $(grep 'building against' "$work/configure")"
+  say "$what: configuring stopped and named slurm-site-dev and DDP_SLURM_PACKAGE; with DDP_SLURM_PACKAGE=none it configured"
+done
+dpkg --purge slurm-site-dev >/dev/null

@@ -16,8 +16,10 @@
 # of Debian's (tests/chroot/any_slurm.sh): the suite's Slurm relocated under
 # /usr/local with Debian's Slurm packages removed, as a source install and as
 # SchedMD's slurm-smd (equivs stand-ins); slurm-ddp built there, installed
-# with only that Slurm's dependency, and a --ddp step run on its daemons.
-# Debian's Slurm packages are restored after.
+# with only that Slurm's dependency, and a --ddp step run on its daemons; and
+# headers owned by a site's own package (equivs slurm-site-dev): configuring
+# stops and asks for DDP_SLURM_PACKAGE. Debian's Slurm packages are restored
+# after.
 #
 #   tests/chroot/run.sh trixie --bench       # bench/run.sh runs this
 #

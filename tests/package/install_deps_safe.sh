@@ -5,17 +5,24 @@
 # policy-rc.d of its own answering 101, gone afterwards; a site's own left as
 # it was); it refuses the test mode beside a Slurm that is not Debian's, uses
 # a site's Slurm headers (DDP_SLURM_PREFIX) instead of installing Debian's,
-# wants a mode, and a second run installs nothing.
+# wants a mode, and a second run installs nothing. Before it installs, the
+# plan: no removal, no upgrade of a package that ships a service (a systemd
+# unit or an init script), no upgrade of Slurm's or munge's packages under
+# their installed daemons (an ordinary library's upgrade, or libslurm's with
+# no daemon, proceeds). Debian's Slurm installed without its headers:
+# libslurm-dev of that very version, or a refusal where the archive lacks it.
+# One run at a time: a second waits for the first's lock.
 #
 #   tests/package/install_deps_safe.sh [SCRIPT]   # SCRIPT: another install-deps.sh (default: this tree's)
 #
 # Nothing on the machine is installed, started or written: stand-ins first on
 # PATH (systemctl: every call recorded, slurmctld and slurmd active and
 # enabled; apt-get: records what it would install and what policy-rc.d says
-# then; dpkg-query: the packages and file owners each case sets up), and, in
-# a private mount namespace, empty tmpfs over /usr/sbin, /usr/local and
-# /usr/include, where each case puts its Slurm and policy-rc.d. Needs root or
-# user namespaces (exits 77, skipped, without either). Seconds.
+# then; dpkg-query: the packages, versions, files and file owners each case
+# sets up), and, in a private mount namespace, empty tmpfs over /usr/sbin,
+# /usr/local, /usr/include and the lock's folder (/run/lock, else /run),
+# where each case puts its Slurm, policy-rc.d and lock. Needs root or user
+# namespaces (exits 77, skipped, without either). Seconds.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
 script=$(realpath "${1:-$src/packaging/install-deps.sh}")
@@ -39,7 +46,12 @@ fi
 [[ $DDP_INSTALL_DEPS_TEST_NS != "$outer" ]] || { echo "install_deps_safe: not in a mount namespace of its own" >&2; exit 1; }
 work=$(mktemp -d /tmp/install-deps-safe.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-for d in /usr/sbin /usr/local /usr/include; do mount -t tmpfs -o mode=755 tmpfs "$d"; done
+# install-deps.sh's lock: in /run/lock, or /run where that is missing.
+lockdir=/run/lock
+[[ -d $lockdir ]] || lockdir=/run
+lockfile=$lockdir/slurm-ddp-install-deps.lock
+tmpfs_dirs=(/usr/sbin /usr/local /usr/include "$lockdir")
+for d in "${tmpfs_dirs[@]}"; do mount -t tmpfs -o mode=755 tmpfs "$d"; done
 bin=$work/bin state=$work/state
 mkdir -p "$bin" "$state"
 
@@ -64,11 +76,19 @@ cat >>"$bin/apt-get" <<'EOF'
 echo "$*" >>"$state/apt-get"
 [[ " $* " == *" install "* ]] || exit 0
 if [[ " $* " == *" -s "* ]]; then
-  # The simulation: each package new, then what the case adds ($state/plan).
+  # The simulation: each package new (PACKAGE=VERSION: that version, unless
+  # $state/unavailable lists it), then what the case adds ($state/plan).
   seen=0
   for a in "$@"; do
     [[ $a == install ]] && { seen=1; continue; }
-    ((seen)) && [[ $a != -* ]] && echo "Inst $a (1.0 Debian:12.11/stable [amd64])"
+    ((seen)) && [[ $a != -* ]] || continue
+    if grep -qxF "$a" "$state/unavailable" 2>/dev/null; then
+      echo "E: Version '${a#*=}' for '${a%%=*}' was not found" >&2
+      exit 100
+    fi
+    version=1.0
+    [[ $a != *=* ]] || version=${a#*=}
+    echo "Inst ${a%%=*} ($version Debian:12.11/stable [amd64])"
   done
   cat "$state/plan" 2>/dev/null
   exit 0
@@ -109,7 +129,15 @@ if [[ $1 == -S ]]; then
   done
   exit $rc
 fi
-# -W [-f=FORMAT|-f FORMAT|--showformat=FORMAT] PACKAGE...: installed but those in $state/missing.
+# -L PACKAGE: "/." and the files $state/files gives it ("PACKAGE PATH" lines).
+if [[ $1 == -L ]]; then
+  grep -qxF "$2" "$state/missing" && { echo "dpkg-query: package '$2' is not installed" >&2; exit 1; }
+  echo /.
+  awk -v p="$2" '$1 == p { print $2 }' "$state/files" 2>/dev/null
+  exit 0
+fi
+# -W [-f=FORMAT|-f FORMAT|--showformat=FORMAT] PACKAGE...: installed but those
+# in $state/missing, at the version $state/versions gives ("PACKAGE VERSION"), else 1.0.
 [[ $1 == -W || $1 == --show ]] || { echo "dpkg-query stand-in: $* not handled" >&2; exit 2; }
 shift
 fmt='${Package}\t${Version}\n'
@@ -123,7 +151,8 @@ for p in "$@"; do
   else
     out=${fmt//'${Package}'/$p}
     out=${out//'${Status}'/install ok installed}
-    printf '%b' "${out//'${Version}'/1.0}"
+    v=$(awk -v p="$p" '$1 == p { print $2 }' "$state/versions" 2>/dev/null)
+    printf '%b' "${out//'${Version}'/${v:-1.0}}"
   fi
 done
 exit $rc
@@ -138,10 +167,10 @@ reset() {
   case=$1
   shift
   local d
-  for d in /usr/sbin /usr/local /usr/include; do
+  for d in "${tmpfs_dirs[@]}"; do
     [[ $(findmnt -n -o FSTYPE "$d") == tmpfs ]] || { echo "install_deps_safe: $d is not this test's tmpfs: stopping" >&2; exit 1; }
   done
-  find /usr/sbin /usr/local /usr/include "$state" -mindepth 1 -delete
+  find "${tmpfs_dirs[@]}" "$state" -mindepth 1 -delete
   rm -rf "$work/opt"
   printf '%s\n' "$@" >"$state/missing"
   : >"$state/owners"
@@ -193,14 +222,14 @@ no_service_touched() {
 installed_exactly() {  # installed_exactly PACKAGE...: what apt-get was asked to install
   local want got
   want=$(printf '%s\n' "$@" | sort -u | xargs)
-  got=$(sort -u "$state/installed" 2>/dev/null | xargs)
+  got=$({ sort -u "$state/installed" 2>/dev/null || true; } | xargs)
   [[ $got == "$want" ]] || fail "apt-get installed '$got', expected '$want'"
 }
 no_apt() { [[ ! -s $state/apt-get ]] || fail "apt-get ran: $(xargs <"$state/apt-get")"; }
 # While apt-get installed, policy-rc.d answered 101; none is left behind.
 no_daemon_started() {
   local answers
-  answers=$(sort -u "$state/policy" 2>/dev/null | xargs)
+  answers=$({ sort -u "$state/policy" 2>/dev/null || true; } | xargs)
   [[ $answers == 101 ]] || fail "policy-rc.d answered '${answers:-nothing}' while apt-get installed, not 101"
 }
 no_policy_left() {
@@ -236,12 +265,14 @@ for mode in build test; do
 done
 
 fresh=(libslurm-dev slurmctld slurmd slurm-client munge "${build_missing[@]}" "${test_missing[@]}")
-reset "build: a fresh machine" "${fresh[@]}"
+# Not installed on a fresh machine either, nor installed by the script.
+no_slurm=(slurm-wlm-basic-plugins slurmdbd)
+reset "build: a fresh machine" "${fresh[@]}" "${no_slurm[@]}"
 run build
 expect_rc ok; said "libslurm-dev"
 installed_exactly libslurm-dev "${build_missing[@]}"; no_service_touched; no_daemon_started; no_policy_left
 
-reset "test: a fresh machine (the daemons it installs: not started, then disabled)" "${fresh[@]}"
+reset "test: a fresh machine (the daemons it installs: not started, then disabled)" "${fresh[@]}" "${no_slurm[@]}"
 run test
 expect_rc ok
 installed_exactly "${fresh[@]}"; no_daemon_started; no_policy_left
@@ -250,7 +281,7 @@ calls=$(grep -v -e '^is-' "$state/systemctl" 2>/dev/null | xargs)
   fail "systemctl calls '$calls', expected only the disabling of the slurmctld and slurmd it installed"
 
 for answer in 101 0; do
-  reset "test: a site's own policy-rc.d answering $answer" "${fresh[@]}"
+  reset "test: a site's own policy-rc.d answering $answer" "${fresh[@]}" "${no_slurm[@]}"
   printf '#!/bin/sh\n# the site'"'"'s\nexit %s\n' "$answer" >/usr/sbin/policy-rc.d
   chmod 755 /usr/sbin/policy-rc.d
   before=$(stat -c '%i %s %Y %a' /usr/sbin/policy-rc.d; cat /usr/sbin/policy-rc.d)
@@ -266,7 +297,7 @@ for answer in 101 0; do
   fi
 done
 
-reset "test: a policy-rc.d a killed run left: named, kept" "${fresh[@]}"
+reset "test: a policy-rc.d a killed run left: named, kept" "${fresh[@]}" "${no_slurm[@]}"
 printf '%s\n' '#!/bin/sh' '# packaging/install-deps.sh (slurm-ddp): no service starts while it installs; removed when it ends' 'exit 101' >/usr/sbin/policy-rc.d
 chmod 755 /usr/sbin/policy-rc.d
 run test
@@ -334,6 +365,97 @@ for plan in "Inst slurmctld [22.05.8-4] (22.05.8-4+deb12u3 Debian:12.11/stable [
   [[ ! -s $state/installed ]] || fail "apt-get installed: $(xargs <"$state/installed")"
   no_service_touched; no_policy_left
 done
+
+# Upgrades in apt-get's plan. A package that ships a service (a systemd unit,
+# either folder, or an init script): its maintainer scripts may restart it,
+# some with systemctl itself, which policy-rc.d does not govern (systemd's
+# own postinst re-executes systemd and restarts journald): refused, named,
+# with the command to upgrade it first.
+for unit in systemd:/lib/systemd/system/systemd-journald.service \
+  nginx-light:/usr/lib/systemd/system/nginx.service cron:/etc/init.d/cron; do
+  pkg=${unit%%:*}
+  reset "build: apt-get would upgrade $pkg, which ships ${unit#*:}: refused" "${build_missing[@]}"
+  debian_slurm
+  echo "Inst $pkg [1.0-1] (1.0-2 Debian:12.11/stable [amd64])" >"$state/plan"
+  printf '%s %s\n' "$pkg" /usr/share/doc/"$pkg" "$pkg" "${unit#*:}" >"$state/files"
+  run build
+  expect_rc fail; said "$pkg"; said "apt-get install --only-upgrade $pkg"
+  [[ ! -s $state/installed ]] || fail "apt-get installed: $(xargs <"$state/installed")"
+  no_service_touched; no_policy_left
+done
+# An ordinary library's upgrade (no service in it) is apt's usual work.
+reset "build: apt-get would upgrade a library (no service): proceeds" "${build_missing[@]}"
+debian_slurm
+echo "Inst libfmt9 [9.1.0+ds1-2] (9.1.0+ds1-3 Debian:12.11/stable [amd64])" >"$state/plan"
+printf '%s\n' "libfmt9 /usr/lib/x86_64-linux-gnu/libfmt.so.9.1.0" >"$state/files"
+run build
+expect_rc ok; installed_exactly "${build_missing[@]}"; no_service_touched; no_daemon_started; no_policy_left
+# Slurm's and munge's libraries: refused under their installed daemons,
+# apt's usual work where none of slurmd, slurmctld, slurmdbd, munge is.
+reset "build: apt-get would upgrade libslurm38, slurmd installed: refused" "${build_missing[@]}"
+debian_slurm
+echo "Inst libslurm38 [22.05.8-4+deb12u2] (22.05.8-4+deb12u3 Debian:12.11/stable [amd64])" >"$state/plan"
+run build
+expect_rc fail; said "libslurm38"; said "--only-upgrade libslurm38"
+[[ ! -s $state/installed ]] || fail "apt-get installed: $(xargs <"$state/installed")"
+reset "build: apt-get would upgrade libslurm38, no Slurm or munge daemon installed: proceeds" \
+  "${build_missing[@]}" slurmd slurmctld slurmdbd munge
+slurm_headers /usr/include 0x160508 libslurm-dev
+printf '%s\n' "Inst libslurm38 [22.05.8-4+deb12u2] (22.05.8-4+deb12u3 Debian:12.11/stable [amd64])" \
+  "Inst libmunge2 [0.5.15-2] (0.5.15-3 Debian:12.11/stable [amd64])" >"$state/plan"
+run build
+expect_rc ok; installed_exactly "${build_missing[@]}"; no_service_touched; no_daemon_started; no_policy_left
+
+# Debian's Slurm installed but not its headers: libslurm-dev of that very
+# version (the archive's candidate may be another release: backports,
+# pinning), or a refusal where the archive lacks that version.
+installed_slurm=22.05.8-4+deb12u2
+debian_slurm_no_headers() {
+  slurm_program /usr/sbin/slurmd slurmd
+  printf '%s\n' "slurmd $installed_slurm" "slurm-client $installed_slurm" "slurm-wlm-basic-plugins $installed_slurm" >"$state/versions"
+}
+reset "build: Debian's Slurm $installed_slurm without libslurm-dev: libslurm-dev=$installed_slurm" \
+  "${build_missing[@]}" libslurm-dev slurmctld slurmdbd
+debian_slurm_no_headers
+run build
+expect_rc ok; said "$installed_slurm"
+installed_exactly "${build_missing[@]}" "libslurm-dev=$installed_slurm"; no_service_touched; no_daemon_started; no_policy_left
+reset "build: Debian's Slurm $installed_slurm, the archive without libslurm-dev $installed_slurm: refused" \
+  "${build_missing[@]}" libslurm-dev slurmctld slurmdbd
+debian_slurm_no_headers
+echo "libslurm-dev=$installed_slurm" >"$state/unavailable"
+run build
+expect_rc fail; said "libslurm-dev $installed_slurm"; said "--only-upgrade"
+[[ ! -s $state/installed ]] || fail "apt-get installed: $(xargs <"$state/installed")"
+no_service_touched; no_policy_left
+reset "build: Debian's Slurm packages at two versions, no libslurm-dev: refused" \
+  "${build_missing[@]}" libslurm-dev slurmctld slurmdbd
+debian_slurm_no_headers
+echo "slurm-client 22.05.8-4+deb12u3" >>"$state/versions"
+sed -i '/^slurm-client '"$installed_slurm"'$/d' "$state/versions"
+run build
+expect_rc fail; said "slurm-client 22.05.8-4+deb12u3"; said "slurmd $installed_slurm"; no_apt
+
+# Two runs at once: the second waits for the first's lock, and makes no
+# policy-rc.d and installs nothing while it waits.
+reset "build: another run holds the lock: waits, then installs" "${build_missing[@]}"
+debian_slurm
+exec 8>>"$lockfile"
+flock 8
+(run build; echo "$rc" >"$work/rc") &
+waiting=$!
+for _ in $(seq 200); do
+  grep -qs 'waiting' "$state/out" && break
+  sleep 0.1
+done
+said "waiting"
+[[ ! -s $state/installed ]] || fail "apt-get installed while another run held the lock"
+[[ ! -e /usr/sbin/policy-rc.d ]] || fail "a policy-rc.d made while another run held the lock"
+flock -u 8
+exec 8>&-
+wait "$waiting" || true
+rc=$(cat "$work/rc" 2>/dev/null || echo "none")
+expect_rc ok; installed_exactly "${build_missing[@]}"; no_daemon_started; no_policy_left
 
 reset "build: DDP_SLURM_PREFIX without Slurm's headers" "${build_missing[@]}" libslurm-dev
 mkdir -p "$prefix"
