@@ -1,11 +1,13 @@
 #include "slurm/job_fields.hpp"
 
-#include <time.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 
+#include "ddp/base/environment.hpp"
 #include "ddp/base/json.hpp"
+#include "ddp/base/parse.hpp"
 
 namespace ddp::agent {
 
@@ -63,30 +65,59 @@ JobFields fields_of(const json& job) {
   return f;
 }
 
-// A word that starts a field of the one-line form: Name=..., the name a
-// letter then letters, digits and _:/ (ReqB:S:C:T, CPUs/Task), its first
-// letter upper-case as every name scontrol prints is.
-std::size_t key_length(std::string_view word) {
-  if (word.empty() || !std::isupper(static_cast<unsigned char>(word[0]))) return 0;
-  for (std::size_t i = 1; i < word.size(); ++i) {
-    const auto c = static_cast<unsigned char>(word[i]);
-    if (c == '=') return i;
-    if (!std::isalnum(c) && c != '_' && c != ':' && c != '/') return 0;
+// squeue's question: only fields whose text Slurm writes, "|" after each
+// but the Reason, none cut (size 0), times as seconds since the epoch.
+constexpr const char* kSqueueFormat = "--Format=State:0|,EndTime:0|,PreemptTime:0|,Reason:0";
+
+// A job state as Slurm names it: RUNNING, NODE_FAIL, OUT_OF_MEMORY.
+bool is_state_word(std::string_view word) {
+  return !word.empty() &&
+         std::all_of(word.begin(), word.end(), [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
+}
+
+// A time squeue printed with SLURM_TIME_FORMAT=%s; nullopt for N/A, NONE,
+// Unknown, NOT_SET, UNLIMITED and 0.
+std::optional<std::time_t> epoch_time(std::string_view text) {
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  long long at = 0;
+  for (const char c : text) at = at * 10 + (c - '0');
+  if (at <= 0) return std::nullopt;
+  return static_cast<std::time_t>(at);
+}
+
+// One line of squeue's answer as STATE|END|PREEMPT|REASON.
+std::optional<JobFields> squeue_line_fields(std::string_view line) {
+  std::string_view part[3];
+  for (auto& p : part) {
+    const auto bar = line.find('|');
+    if (bar == std::string_view::npos) return std::nullopt;
+    p = line.substr(0, bar);
+    line.remove_prefix(bar + 1);
   }
-  return 0;
+  if (!is_state_word(part[0])) return std::nullopt;
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+  JobFields f;
+  f.state = std::string(part[0]);
+  f.reason = line == "(null)" ? "" : std::string(line);
+  f.end_time = epoch_time(part[1]);
+  f.preempt_chosen = epoch_time(part[2]).has_value();
+  return f;
 }
 
-std::optional<std::time_t> text_time(const std::string& value) {
-  std::tm t{};
-  const char* rest = ::strptime(value.c_str(), "%Y-%m-%dT%H:%M:%S", &t);
-  if (!rest || *rest != '\0') return std::nullopt;  // Unknown, None, N/A
-  t.tm_isdst = -1;
-  const std::time_t at = std::mktime(&t);
-  if (at == std::time_t(-1)) return std::nullopt;
-  return at;
+// The children's environment: the agent's, with what changes the answers'
+// form set (times as epoch seconds, the C locale's messages) and the
+// user's SQUEUE_* defaults (states, format, clusters) left out.
+Environment command_environment() {
+  auto env = Environment::from_envp(environ);
+  env.unset_prefix("SQUEUE_");
+  env.set("SLURM_TIME_FORMAT", "%s");
+  env.set("LC_ALL", "C");
+  return env;
 }
 
-bool no_ask_with_json = false;  // this node's scontrol gave no JSON once: its release has none
+bool process_has_no_json = false;  // this node's scontrol said it has no --json
 
 }  // namespace
 
@@ -104,37 +135,20 @@ std::optional<JobFields> job_fields_from_json(std::string_view answer) {
   }
 }
 
-std::vector<std::pair<std::string, std::string>> show_job_line_fields(std::string_view line) {
-  line = line.substr(0, line.find('\n'));
-  std::vector<std::pair<std::string, std::string>> fields;
-  std::size_t at = 0;
-  while (at < line.size()) {
-    const auto end = std::min(line.find(' ', at), line.size());
-    const std::string_view word = line.substr(at, end - at);
-    if (const auto k = key_length(word))
-      fields.emplace_back(std::string(word.substr(0, k)), std::string(word.substr(k + 1)));
-    else if (!fields.empty())
-      fields.back().second += " " + std::string(word);
-    at = end + 1;
+std::optional<JobFields> job_fields_from_squeue(std::string_view answer) {
+  while (!answer.empty()) {
+    const auto end = std::min(answer.find('\n'), answer.size());
+    if (auto fields = squeue_line_fields(answer.substr(0, end))) return fields;
+    answer.remove_prefix(std::min(end + 1, answer.size()));
   }
-  for (auto& [name, value] : fields)  // the separator before the next field, or the line's end
-    while (!value.empty() && value.back() == ' ') value.pop_back();
-  return fields;
+  return std::nullopt;
 }
 
-JobFields job_fields_from_line(std::string_view line) {
-  const auto fields = show_job_line_fields(line);
-  auto value = [&](std::string_view name) -> std::string {
-    for (const auto& [n, v] : fields)
-      if (n == name) return v == "(null)" ? "" : v;
-    return "";
-  };
-  JobFields f;
-  f.state = value("JobState");
-  f.reason = value("Reason");
-  f.end_time = text_time(value("EndTime"));
-  f.preempt_chosen = text_time(value("PreemptTime")).has_value();
-  return f;
+// getopt's words for an option it does not know, in the C locale the
+// question is asked in: "scontrol: unrecognized option '--json'".
+bool scontrol_has_no_json(bool exited_ok, std::string_view answer) {
+  return !exited_ok && answer.find('{') == std::string_view::npos &&
+         answer.find("unrecognized option '--json'") != std::string_view::npos;
 }
 
 std::optional<std::chrono::seconds> time_left_of(const JobFields& job, std::time_t now) {
@@ -142,36 +156,51 @@ std::optional<std::chrono::seconds> time_left_of(const JobFields& job, std::time
   return std::chrono::seconds(std::max<long long>(0, (long long)(*job.end_time - now)));
 }
 
+bool& ShowJob::no_json() { return tools_.no_json ? *tools_.no_json : process_has_no_json; }
+
 Status ShowJob::start(const std::string& job, std::chrono::seconds timeout) {
   job_ = job;
   timeout_ = timeout;
-  json_failed_ = false;
-  return ask(!no_ask_with_json);
+  return ask(!no_json());
 }
 
 Status ShowJob::ask(bool json) {
   json_ = json;
-  auto argv = json ? std::vector<std::string>{"scontrol", "--json", "show", "job", job_}
-                   : std::vector<std::string>{"scontrol", "show", "job", "-o", job_};
-  return command_.start(argv, timeout_, "(is slurm-client installed on node 0?)", nullptr,
-                        Command::StopSignals::Ignore);
+  auto argv =
+      json ? std::vector<std::string>{tools_.scontrol, "--json", "show", "job", job_}
+           : std::vector<std::string>{tools_.squeue, "--noheader", "--states=all", "--jobs=" + job_, kSqueueFormat};
+  const auto env = command_environment();
+  return command_.start(argv, timeout_, "(is slurm-client installed on node 0?)", &env, Command::StopSignals::Ignore);
+}
+
+// The fields from scontrol's JSON; else squeue is asked, for good where
+// scontrol has no --json, for this question only where its JSON could not
+// be read (the next asks for JSON again).
+std::optional<Result<JobFields>> ShowJob::read_json(const Command::Outcome& answer) {
+  if (answer.ok)
+    if (auto fields = job_fields_from_json(answer.said)) return Result<JobFields>(std::move(*fields));
+  if (scontrol_has_no_json(answer.ok, answer.said)) {
+    no_json() = true;
+  } else {
+    const auto said = answer.ok ? std::string("no job's fields in its JSON")
+                                : printable(answer.said.substr(0, answer.said.find('\n')), 300);
+    spdlog::info("scontrol --json show job {}: {}; asking squeue", job_, said);
+  }
+  if (auto asked = ask(false); !asked) return Result<JobFields>(fail(asked.error()));
+  return std::nullopt;
 }
 
 std::optional<Result<JobFields>> ShowJob::poll() {
   auto answer = command_.poll();
   if (!answer) return std::nullopt;
-  if (answer->timed_out) return Result<JobFields>(fail("no answer from slurmctld within " +
-                                                        std::to_string(timeout_.count()) + " s"));
-  if (json_) {
-    if (answer->ok)
-      if (auto fields = job_fields_from_json(answer->said)) return Result<JobFields>(std::move(*fields));
-    json_failed_ = true;
-    if (auto asked = ask(false); !asked) return Result<JobFields>(fail(asked.error()));
-    return std::nullopt;
-  }
-  if (!answer->ok) return Result<JobFields>(fail(answer->said.empty() ? "scontrol failed" : answer->said));
-  if (json_failed_) no_ask_with_json = true;  // -o answered where --json did not
-  return Result<JobFields>(job_fields_from_line(answer->said));
+  if (answer->timed_out)
+    return Result<JobFields>(fail("no answer from slurmctld within " + std::to_string(timeout_.count()) + " s"));
+  if (json_) return read_json(*answer);
+  if (auto fields = job_fields_from_squeue(answer->said); answer->ok && fields)
+    return Result<JobFields>(std::move(*fields));
+  if (answer->ok && answer->said.empty()) return Result<JobFields>(fail("squeue knows no job " + job_));
+  return Result<JobFields>(
+      fail("squeue: " + (answer->said.empty() ? std::string("failed") : printable(answer->said, 300))));
 }
 
 }  // namespace ddp::agent

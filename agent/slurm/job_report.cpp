@@ -91,8 +91,8 @@ void JobReport::read_stop() {
                 class_line(FailureClass::SlurmStop));
 }
 
-// scontrol's JSON names the Comment; the one-line form cannot delimit it
-// (job_fields.hpp), so squeue prints it alone.
+// scontrol's JSON names the Comment; where the fields came from squeue
+// (job_fields.hpp), squeue prints the Comment alone.
 void JobReport::read_comment() {
   const auto answer = comment_job_.poll();
   if (!answer) return;

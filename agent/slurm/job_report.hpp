@@ -1,8 +1,8 @@
 // Node 0's words with slurmctld about how the step ends, through scontrol and
 // squeue like requeue.hpp (the agent links no Slurm library), each asked once
 // and never blocking the loop:
-//   - why Slurm stopped it: on the first terminating signal, `scontrol show
-//     job` (job_fields.hpp) says whether the job's time limit came (Reason=TimeLimit), the
+//   - why Slurm stopped it: on the first terminating signal, the job's fields
+//     (job_fields.hpp: scontrol's JSON, or squeue) say whether the job's time limit came (Reason=TimeLimit), the
 //     job ended around the step (scancel, the batch script's end:
 //     JobState=COMPLETING), or only the step was stopped (the job still
 //     RUNNING: `scancel JOB.STEP`, srun interrupted); printed as the root cause.

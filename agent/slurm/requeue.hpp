@@ -51,7 +51,7 @@ std::chrono::milliseconds requeue_wait_within(std::chrono::milliseconds wait, st
 // --ddp-requeue, node 0: Slurm's warning came (USR1 or USR2 from sbatch
 // --signal, ahead of the time limit or a preemption); requeue the job once
 // every worker has ended (saved), or when the wait is up (RequeueWait, cut to
-// the time the job has left: scontrol show job, asked when the warning
+// the time the job has left: its EndTime (job_fields.hpp), asked when the warning
 // comes), then hold until Slurm's SIGTERM, so that srun does not return and
 // the batch script does not go on.
 class Requeuer {
@@ -88,7 +88,7 @@ class Requeuer {
   Clock::time_point warned_at_;
   Clock::time_point by_;
   bool reports_bad_nodes_;              // node 0's slurmstepd reads the bad nodes (the plan names its FIFO)
-  ShowJob show_job_;                    // scontrol show job, for the time left
+  ShowJob show_job_;                    // the job's fields, for the time left
   std::vector<std::string> bad_nodes_;  // as the requeue started
   Requeue scontrol_;
   bool done_ = false;                       // scontrol has answered (or could not start)

@@ -7,7 +7,7 @@
 // lost. Slurm's own "CANCELLED ... DUE TO TIME LIMIT" line says what
 // happened; this says it first, with what to do, within a minute of the end.
 // The end is SLURM_JOB_END_TIME where Slurm exports it (newer releases; not 22.05),
-// else asked of slurmctld once, 30 s into the step (`scontrol show job`,
+// else asked of slurmctld once, 30 s into the step (scontrol's JSON or squeue,
 // job_fields.hpp: a short step costs slurmctld nothing, bench/rpc_bench.py
 // counts), and asked again when due, since the limit may have moved (scontrol update
 // TimeLimit=). Not with --ddp-requeue, which says when it requeues.

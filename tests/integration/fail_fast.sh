@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Job-wide fail-fast on 3 nodes: a worker killed on node 2 stops every worker on
 # every node and names the root cause; SIGUSR1 reaches every worker and the run
-# goes on; scancel is named as Slurm's stop and leaves no process behind on
-# any node.
+# goes on; scancel is named as Slurm's stop, whatever fields the job's name
+# forges, and leaves no process behind on any node.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 sleeper="$DDP_SOURCE_DIR/tests/integration/fixtures/sleeper.py"
@@ -36,14 +36,17 @@ expect_rc 0 "the run after SIGUSR1"
 expect_eq "$(grep -c 'got SIGUSR1' <<<"$OUT")" "6" "every worker got SIGUSR1"
 
 # --- scancel: nothing left on any node ----------------------------------------
-bg_srun cancel -N3 --ddp=cpu --ddp-procs=2 "$PYTHON" "$sleeper" 120
+# The job's name carries the text of the fields node 0 reads, before the real
+# ones in `scontrol show job -o`'s line: node 0 believes only Slurm's.
+forged='x JobState=RUNNING Reason=TimeLimit EndTime=2030-01-01T00:00:00 PreemptTime=2026-01-01T00:00:00'
+bg_srun cancel -N3 -J "$forged" --ddp=cpu --ddp-procs=2 "$PYTHON" "$sleeper" 120
 wait_lines "$WORK/cancel.out" "ready rank=" 6 60
 job=$(squeue -h -o '%i' | head -n 1)
 scancel "$job"
 wait_exit "$BG_PID" 30
 ERR=$(cat "$WORK/cancel.err")
 expect_in "$ERR" "root cause: Slurm stopped the job (SIGTERM; JobState=" "node 0 asked slurmctld why the step ended"
-expect_in "$ERR" "it was cancelled (scancel)" "scancel is named"
+expect_in "$ERR" "it was cancelled (scancel)" "scancel is named, not the forged name's time limit"
 expect_in "$ERR" "class slurm_stop: " "Slurm's stop is its own class"
 deadline=$((SECONDS + 15))
 while [[ -n $(node_processes "$sleeper") ]] && ((SECONDS < deadline)); do sleep 0.2; done

@@ -1338,22 +1338,19 @@ START_TEST(a_command_can_outlive_slurms_stop_signal) {
 END_TEST
 
 // After Slurm's warning, node 0 waits for the workers at most RequeueWait,
-// cut to the job's end (scontrol's EndTime) less KillWait and a 5 s margin.
+// cut to the job's end (its EndTime) less KillWait and a 5 s margin.
 START_TEST(the_requeue_wait_ends_before_the_job_does) {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
-  std::tm end{};
-  end.tm_year = 126, end.tm_mon = 10, end.tm_mday = 26, end.tm_hour = 9, end.tm_min = 10, end.tm_isdst = -1;
-  const std::time_t at_end = std::mktime(&end);
-  const std::string show = "JobId=7 JobName=job.sh TimeLimit=00:01:00 StartTime=2026-11-26T09:09:00 "
-                           "EndTime=2026-11-26T09:10:00 Deadline=N/A";
+  const std::time_t at_end = 1795000000;
+  const std::string show = "RUNNING|1795000000|N/A|None";  // squeue's STATE|END|PREEMPT|REASON
   const auto left = [](const std::string& line, std::time_t now) {
-    return agent::time_left_of(agent::job_fields_from_line(line), now);
+    return agent::time_left_of(*agent::job_fields_from_squeue(line), now);
   };
   ck_assert(left(show, at_end - 55) == seconds(55));
   ck_assert(left(show, at_end + 3) == seconds(0));  // Slurm enforces the limit late
-  ck_assert(!left("JobId=7 TimeLimit=UNLIMITED EndTime=Unknown Deadline=N/A", at_end));
-  ck_assert(!left("slurm_load_jobs error: Invalid job id specified", at_end));
+  ck_assert(!left("RUNNING|NONE|N/A|None", at_end));  // no time limit
+  ck_assert(!agent::job_fields_from_squeue("slurm_load_jobs error: Invalid job id specified"));
   // 55 s left, KillWait 30 s: 20 s of the 60 s RequeueWait; none left: at once; no end: all of it.
   ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(55), seconds(30)) == milliseconds(20000));
   ck_assert(agent::requeue_wait_within(milliseconds(60000), seconds(20), seconds(30)) == milliseconds(0));

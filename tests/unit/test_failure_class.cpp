@@ -170,24 +170,18 @@ END_TEST
 
 START_TEST(slurm_stops_are_told_apart) {
   const auto slurm_stop_text = [](const std::string& line, int sig) {
-    return ddp::agent::slurm_stop_text(ddp::agent::job_fields_from_line(line), sig);
+    return ddp::agent::slurm_stop_text(*ddp::agent::job_fields_from_squeue(line), sig);
   };
-  // As scontrol show job -o prints them on 22.05 when SIGTERM comes.
-  CK_CONTAINS(slurm_stop_text("JobId=1 JobState=COMPLETING Reason=TimeLimit Dependency=(null)", SIGTERM),
+  // As squeue prints them (STATE|END|PREEMPT|REASON) on 22.05 when SIGTERM comes.
+  CK_CONTAINS(slurm_stop_text("COMPLETING|1795000000|N/A|TimeLimit", SIGTERM),
               "Slurm stopped the job: its time limit came (SIGTERM; JobState=COMPLETING Reason=TimeLimit)");
-  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=COMPLETING Reason=None", SIGTERM),
+  CK_CONTAINS(slurm_stop_text("COMPLETING|1795000000|N/A|None", SIGTERM),
               "it was cancelled (scancel) or its batch script ended");
-  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None", SIGTERM),
-              "Slurm stopped this step while the job goes on");
-  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=PREEMPTED Reason=None", SIGTERM), "it was preempted");
-  // In its GraceTime a preempted job is still RUNNING; PreemptTime says it
-  // (as Slurm 22.05's scontrol prints it with --preemption).
-  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None PreemptEligibleTime=2026-11-27T19:38:13 "
-                              "PreemptTime=2026-11-27T19:38:38 SuspendTime=None",
-                              SIGTERM),
-              "it was preempted");
-  CK_CONTAINS(slurm_stop_text("JobId=3 JobState=RUNNING Reason=None PreemptTime=None", SIGTERM),
-              "while the job goes on");
+  CK_CONTAINS(slurm_stop_text("RUNNING|1795000000|N/A|None", SIGTERM), "Slurm stopped this step while the job goes on");
+  CK_CONTAINS(slurm_stop_text("PREEMPTED|1795000000|N/A|None", SIGTERM), "it was preempted");
+  // In its GraceTime a preempted job is still RUNNING; PreemptTime says it.
+  CK_CONTAINS(slurm_stop_text("RUNNING|1795000000|1794999000|None", SIGTERM), "it was preempted");
+  CK_CONTAINS(slurm_stop_text("RUNNING|1795000000|NOT_SET|None", SIGTERM), "while the job goes on");
 }
 END_TEST
 
