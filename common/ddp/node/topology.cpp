@@ -39,7 +39,8 @@ Result<TopologyPtr> load(const std::string& xml_path, const std::string& what) {
   if (hwloc_topology_init(&raw) != 0) return fail("cannot start hwloc for " + what + ": " + os_error());
   TopologyPtr topo(raw);
   if (!xml_path.empty() && hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
-    return fail("cannot use " + what + " as an hwloc topology: " + os_error());
+    return fail("cannot use " + what + " as an hwloc topology: " + os_error() +
+                "; is it an hwloc XML export (lstopo --of xml)?");
   // hwloc drops every I/O object (PCI devices, bridges, OS devices) unless
   // told otherwise, and the filter must be set BEFORE hwloc_topology_load:
   // set later it changes nothing and hwloc silently reports zero PCI devices,
