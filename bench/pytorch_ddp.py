@@ -1,11 +1,23 @@
 #!/usr/bin/python3
-"""The peer for bench/trainer.sh: PyTorch DDP (Gloo) training the same models
+"""The peer for bench/train_bench.py (and the GPU kit): PyTorch DDP (Gloo) training the same models
 as ddp-train on the same data with the same global batch, sampler and
 optimizer, printing the same final JSON record. Started by a launcher
 (ddp-agent, torchrun), one process per rank; --threads sets torch's threads.
 
 Batches are gathered from in-memory tensors (no DataLoader) so the peer pays
 no data-loading overhead that ddp-train does not pay either.
+
+What a competent user would turn on, each its own flag so the benchmark can
+show it as a row: --foreach (the optimizers' multi-tensor path; on the CPU
+PyTorch's default is the per-parameter loop), --compile (torch.compile of the
+DDP model, PyTorch 2), --channels-last (the CNN in NHWC, oneDNN's preferred
+layout). Started without a launcher (no WORLD_SIZE) it trains in one process
+with --threads threads and no process group: the row a user with one node
+runs.
+
+The final record holds the whole run's samples/s and the steady state's
+(epochs 2 to E; epoch 1 also pays for warm-up: torch.compile, the allocator,
+the connections' first transfers).
 
 --device cuda runs the same on GPUs with NCCL: rank r on cuda:LOCAL_RANK, or
 on cuda:0 when only one GPU is visible (then --distinct-hostid lets several
@@ -52,6 +64,11 @@ def main():
     p.add_argument("--batch-size", type=int, default=128, help="global batch")
     p.add_argument("--lr", type=float)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0, help="initialisation and shuffling")
+    p.add_argument("--limit-train", type=int, default=0, metavar="N", help="use only the first N training rows")
+    p.add_argument("--foreach", action="store_true", help="the optimizer's multi-tensor (foreach) implementation")
+    p.add_argument("--compile", action="store_true", help="torch.compile the (DDP) model; PyTorch 2 and later")
+    p.add_argument("--channels-last", action="store_true", help="cnn: the model and images in channels_last")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="cpu: Gloo (default); cuda: NCCL, cuda:LOCAL_RANK, or cuda:0 if only one GPU is visible")
     p.add_argument("--distinct-hostid", action="store_true",
@@ -66,6 +83,10 @@ def main():
         p.error("--distinct-hostid only applies to --device cuda")
     if a.warmup_steps < 0:
         p.error("--warmup-steps must be >= 0")
+    if a.compile and not hasattr(torch, "compile"):
+        p.error(f"--compile needs PyTorch 2 or later (this is {torch.__version__})")
+    if a.channels_last and a.model != "cnn":
+        p.error("--channels-last only applies to --model cnn")
     cuda = a.device == "cuda"
     torch.set_num_threads(a.threads)
     # As ddp-train does (trainer/model/cpu_ops.cpp): subnormal floats flushed
@@ -82,14 +103,19 @@ def main():
         if a.distinct_hostid:
             os.environ["NCCL_HOSTID"] = f"ddp-kit-{local_rank}"
         dist.init_process_group("nccl")
-    else:
+    elif "WORLD_SIZE" in os.environ:
         dev = torch.device("cpu")
         dist.init_process_group("gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    torch.manual_seed(0)
+    else:
+        dev = torch.device("cpu")
+    distributed = dist.is_initialized()
+    rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
+    torch.manual_seed(a.seed)
     shape = (-1, 1, 28, 28) if a.model == "cnn" else (-1, 784)
     xtr = (read_idx(f"{a.data}/train-images-idx3-ubyte.gz").reshape(shape).float() / 255).to(dev)
     ytr = read_idx(f"{a.data}/train-labels-idx1-ubyte.gz").long().to(dev)
+    if a.limit_train:
+        xtr, ytr = xtr[:a.limit_train], ytr[:a.limit_train]
     xte = (read_idx(f"{a.data}/t10k-images-idx3-ubyte.gz").reshape(shape).float() / 255).to(dev)
     yte = read_idx(f"{a.data}/t10k-labels-idx1-ubyte.gz").long().to(dev)
     classify = a.model in ("mlp", "cnn")
@@ -97,26 +123,33 @@ def main():
     if a.model == "mlp":
         net = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
         loss_fn = nn.CrossEntropyLoss()
-        opt_of = lambda params: torch.optim.SGD(params, lr=a.lr or 0.05, momentum=0.9)
+        opt_of = lambda params: torch.optim.SGD(params, lr=a.lr or 0.05, momentum=0.9, foreach=a.foreach)
     elif a.model == "cnn":
         # PyTorch's examples/mnist/main.py: Net, Adadelta at 1.0, StepLR(step_size=1, gamma=0.7).
         net = MnistNet()
         loss_fn = lambda out, y: F.nll_loss(out, y)
-        opt_of = lambda params: torch.optim.Adadelta(params, lr=a.lr or 1.0)
+        opt_of = lambda params: torch.optim.Adadelta(params, lr=a.lr or 1.0, foreach=a.foreach)
         schedule = lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
     else:
         net = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 128),
                             nn.ReLU(), nn.Linear(128, 784))
         loss_fn = nn.MSELoss()
-        opt_of = lambda params: torch.optim.Adam(params, lr=a.lr or 1e-3)
+        opt_of = lambda params: torch.optim.Adam(params, lr=a.lr or 1e-3, foreach=a.foreach)
     net = net.to(dev)
-    wrap = (lambda m: DDP(m, device_ids=[dev])) if cuda else DDP
+    if a.channels_last:
+        net = net.to(memory_format=torch.channels_last)
+        xtr = xtr.contiguous(memory_format=torch.channels_last)
+        xte = xte.contiguous(memory_format=torch.channels_last)
+    ddp = (lambda m: DDP(m, device_ids=[dev])) if cuda else DDP
+    wrap = ddp if distributed else (lambda m: m)
+    if a.compile:
+        wrap = (lambda w: lambda m: torch.compile(w(m)))(wrap)
     warm_net = copy.deepcopy(net) if a.warmup_steps else None  # copied before DDP touches net
     model = wrap(net)
     opt = opt_of(model.parameters())
     scheduler = schedule(opt) if schedule else None
     local = a.batch_size // world
-    sampler = DistributedSampler(range(len(xtr)), num_replicas=world, rank=rank, shuffle=True, seed=0)
+    sampler = DistributedSampler(range(len(xtr)), num_replicas=world, rank=rank, shuffle=True, seed=a.seed)
 
     def epoch_indices(epoch):
         sampler.set_epoch(epoch)
@@ -148,7 +181,7 @@ def main():
         sync()
         del warm_model, warm_opt, warm_net
 
-    train_seconds, samples, last_loss, epoch_rates = 0.0, 0, float("nan"), []
+    train_seconds, samples, last_loss, epoch_rates, epoch_seconds_all = 0.0, 0, float("nan"), [], []
     for epoch in range(a.epochs):
         idx = epoch_indices(epoch)
         sync()
@@ -165,6 +198,7 @@ def main():
         epoch_seconds = time.perf_counter() - t0
         train_seconds += epoch_seconds
         epoch_rates.append(len(idx) * world / epoch_seconds)
+        epoch_seconds_all.append(epoch_seconds)
         last_loss = float(total) / steps
         if scheduler:
             scheduler.step()
@@ -175,19 +209,24 @@ def main():
         metric = torch.tensor([(out.argmax(1) == yte[mine]).sum().item() if classify
                                else ((out - xte[mine]) ** 2).sum().item(), float(len(mine))], dtype=torch.float64,
                               device=dev)
-    dist.all_reduce(metric)
+    if distributed:
+        dist.all_reduce(metric)
     record = {"event": "final", "world_size": world, "epochs": a.epochs, "train_seconds": train_seconds,
-              "samples_per_second": samples / train_seconds, "final_train_loss": last_loss}
+              "samples_per_second": samples / train_seconds, "final_train_loss": last_loss,
+              "epoch_samples_per_second": epoch_rates, "epoch_seconds": epoch_seconds_all}
+    if a.epochs >= 2:
+        steady = epoch_seconds_all[1:]
+        record["steady_samples_per_second"] = sum(r * t for r, t in zip(epoch_rates[1:], steady)) / sum(steady)
     if classify:
         record["test_accuracy"] = metric[0].item() / metric[1].item()
     else:
         record["test_mse"] = metric[0].item() / (metric[1].item() * 784)
     if cuda:
         record["device"] = str(dev)
-        record["epoch_samples_per_second"] = epoch_rates  # the GPU kit compares steady-state epochs
     if rank == 0:
         print(json.dumps(record), flush=True)
-    dist.destroy_process_group()
+    if distributed:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

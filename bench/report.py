@@ -53,52 +53,34 @@ def main():
              "## Headline", "", "| what | ours | peer | ratio |", "|---|---|---|---|"]
     body = []
 
-    # --- training throughput
-    # trainer: natively (Debian 12, PyTorch 1.13); trainer-trixie: the same
-    # comparison in a Debian 13 chroot against PyTorch 2.6 (tests/chroot/run.sh --bench).
-    for name in ("trainer", "trainer-trixie"):
+    # --- training throughput: train (natively: Debian 12, PyTorch 1.13) and
+    # train-trixie (a Debian 13 chroot, PyTorch 2.6), bench/train_bench.py's
+    # tables; the headline is each cell's ddp-train against its best peer.
+    import statistics as st
+    for name in ("train", "train-trixie"):
         tj = os.path.join(r, f"{name}.json")
         if not os.path.exists(tj):
             continue
         t = json.load(open(tj))
-        import statistics as st
-        torch = t.get("torch", v["torch"])
-        for model, rows in t["results"].items():
-            metric = "test_accuracy" if model == "mlp" else "test_mse"
-            o = st.median([x["samples_per_second"] for x in rows["ours2"]])
-            pe = st.median([x["samples_per_second"] for x in rows["peer2"]])
-            ratio = rows["ratio"]
-            lines.append(f"| training {model}, 2 CPU workers, samples/s | {o:,.0f} ({metric} "
-                         f"{st.median([x[metric] for x in rows['ours2']]):.4f}) | PyTorch {torch} DDP {pe:,.0f} "
-                         f"({st.median([x[metric] for x in rows['peer2']]):.4f}) | {st.median(ratio):.2f}x "
-                         f"({min(ratio):.2f}-{max(ratio):.2f}) |")
-        title = "## Training throughput" + ("" if name == "trainer" else f", PyTorch {torch} ({t.get('distro', name)})")
-        body += [title, "", open(os.path.join(r, f"{name}.md")).read().split("\n", 2)[2].strip(), ""]
+        torch = t["conditions"]["torch"]
+        for key, cell in t["cells"].items():
+            runs = cell["runs"]
+            med = {n: st.median(x["steady_samples_per_second"] for x in rs) for n, rs in runs.items()}
+            ours = next(iter(runs))
+            peers = [n for n in runs if n.startswith("pytorch")]
+            best = max(peers, key=med.get)
+            ratio = [o["steady_samples_per_second"] / p["steady_samples_per_second"]
+                     for o, p in zip(runs[ours], runs[best])]
+            lines.append(f"| training {key} (global batch {cell['global_batch']}), steady samples/s | {ours} "
+                         f"{med[ours]:,.0f} | PyTorch {torch} {best.removeprefix('pytorch').lstrip('+') or 'as shipped'} "
+                         f"{med[best]:,.0f} | {st.median(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f}) |")
+        body += [f"## Training throughput, PyTorch {torch} ({t['conditions']['distro']})", "",
+                 open(os.path.join(r, f"{name}.md")).read().split("\n", 2)[2].strip(), ""]
 
-    # --- launch latency
-    lj = os.path.join(r, "launch.json")
-    if os.path.exists(lj):
-        l = json.load(open(lj))
-        s = l["seconds"]
-        lines.append(f"| launch, 2 nodes x 2 ranks, minimal torch job, wall s | srun --ddp {s['ours']['median']:.2f} | "
-                     f"torchrun {s['torchrun']['median']:.2f} | overhead over the workers alone: ours "
-                     f"{l['overhead_ours_s']['median']:+.2f} s ({l['overhead_ours_fraction']['median']:+.1%}), "
-                     f"torchrun {l['overhead_torchrun_s']['median']:+.2f} s |")
-        body += ["## Launch latency", "",
-                 "Wall time of `bench/minimal_ddp.py` (init_process_group over env://, one all_reduce, 4 ranks) "
-                 "on a local 2-node Slurm cluster (`bench/launch_bench.py`), "
-                 f"{l['repeats']} rounds of: `srun -N2 --ddp=cpu --ddp-procs=2`, `srun -N2 --ntasks-per-node=1 "
-                 "torchrun --nnodes=2 --nproc_per_node=2 --node_rank=N --master_addr=...` (static rendezvous: "
-                 "with c10d, torchrun 1.13 gives the workers node 0's host name as MASTER_ADDR, and the simulated "
-                 "nodes share one host name), and the floor: `srun -N2 --ntasks-per-node=2` with "
-                 "RANK/WORLD_SIZE/MASTER_* set by hand (the workers alone). A first round of each is discarded "
-                 "(warm-up).", "",
-                 "| launcher | median s | min | max |", "|---|---|---|---|"]
-        for k in ("ours", "torchrun", "floor"):
-            body.append(f"| {k} | {s[k]['median']:.2f} | {s[k]['min']:.2f} | {s[k]['max']:.2f} |")
-        body += ["", f"Overhead over the floor, round by round: ours {l['overhead_ours_s']['median']:+.2f} s "
-                     f"({l['overhead_ours_fraction']['median']:+.1%} of the floor; min {l['overhead_ours_fraction']['min']:+.1%}, "
-                     f"max {l['overhead_ours_fraction']['max']:+.1%}), torchrun {l['overhead_torchrun_s']['median']:+.2f} s.", ""]
+    # --- launch latency: bench/launch_bench.py's own table
+    lm = os.path.join(r, "launch.md")
+    if os.path.exists(lm):
+        body += ["## Launch latency", "", open(lm).read().split("\n", 1)[1].strip(), ""]
 
     # --- collectives
     shm, gloo, mc = (os.path.join(r, n) for n in ("allreduce-shm.txt", "allreduce-gloo.txt", "memcpy.txt"))

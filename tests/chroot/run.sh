@@ -24,9 +24,9 @@
 #   tests/chroot/run.sh trixie --bench       # bench/run.sh runs this
 #
 # --bench: instead of the tests, the training comparison of ddp-train against
-# the suite's PyTorch (bench/trainer_bench.py, REPEATS pairs, default 3), with
-# the suite's OpenBLAS on both sides; the results come back as
-# bench/results/trainer-SUITE.{md,json}.
+# the suite's PyTorch at its best, torch.compile included (bench/train_bench.py;
+# PAIRS rounds, default per model), with the suite's OpenBLAS on both sides;
+# the results come back as bench/results/train-SUITE.{md,json}.
 #
 # For working on a release by hand: DDP_CHROOT_KEEP=DIR keeps the chroot in
 # DIR after the run (made there if DIR has none yet, else reused as it is, with
@@ -77,6 +77,9 @@ packages=(build-essential cmake pkg-config libslurm-dev slurmctld slurmd slurm-c
 case $suite in
   sid | unstable) packages+=(apptainer) ;;
 esac
+# torch.compile's CPU code generator (inductor) builds C++ against Python's
+# headers: only the benchmarks compile.
+((bench == 0)) || packages+=(python3-dev)
 aptopts=()
 # sid's Release file in the archive can be past its Valid-Until date.
 [[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')
@@ -197,7 +200,7 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
   env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
   USE_LIBUV=0 SLURM_DDP_CLUSTER_LOGS=/var/log/ddp-clusters DDP_CLUSTER_PREFIX="$prefix" DDP_SUITE="$suite" DDP_PACKAGE="$package" \
   DDP_ANY_SLURM="$any_slurm" DDP_BENCH="$bench" DDP_BUILD_ONLY="$build_only" \
-  REPEATS="${REPEATS:-3}" bash -c '
+  PAIRS="${PAIRS:-}" bash -c '
     set -euo pipefail
     cd /src/main
     # The prefix the package installs to, so that --package packs this build.
@@ -214,8 +217,8 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     nice -n 10 cmake --build /build -j"$(nproc)" >/build/build.log 2>&1 || { tail -40 /build/build.log; exit 1; }
     [[ $DDP_BUILD_ONLY == 0 ]] || exit 0
     if [[ $DDP_BENCH == 1 ]]; then
-      exec python3 bench/trainer_bench.py --build /build --repeats "$REPEATS" --out /src/results \
-        --name "trainer-$DDP_SUITE"
+      exec python3 bench/train_bench.py --build /build ${PAIRS:+--pairs "$PAIRS"} --out /src/results \
+        --name "train-$DDP_SUITE"
     fi
     # -j: the unit tests two at a time; the cluster tests alone (RUN_SERIAL).
     ctest --test-dir /build --output-on-failure -j"$(nproc)" "$@"
@@ -239,8 +242,8 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     [[ $DDP_ANY_SLURM == 0 ]] || tests/chroot/any_slurm.sh
   ' chroot-suite "${ctest_args[@]}" || status=$?
 if ((bench && status == 0)); then
-  cp "$root/src/results/trainer-$suite".{md,json} "$repo/bench/results/"
-  echo "chroot/run.sh: wrote bench/results/trainer-$suite.md"
+  cp "$root/src/results/train-$suite".{md,json} "$repo/bench/results/"
+  echo "chroot/run.sh: wrote bench/results/train-$suite.md"
 fi
 if ((status != 0)); then
   # What Slurm's daemons said, for the failures above.
