@@ -92,10 +92,14 @@ def main():
                  "with c10d, torchrun 1.13 gives the workers node 0's host name as MASTER_ADDR, and the simulated "
                  "nodes share one host name), and the floor: `srun -N2 --ntasks-per-node=2` with "
                  "RANK/WORLD_SIZE/MASTER_* set by hand (the workers alone). A first round of each is discarded "
-                 "(warm-up).", "",
+                 "(warm-up)." + (f" Within each round the order is random (seed {l['seed']}); torchrun runs "
+                                  "twice, with `--monitor_interval 0.1` and with 1.13's default 5 s; conditions "
+                                  "and exact commands: [launch.md](launch.md)." if "seed" in l else ""), "",
                  "| launcher | median s | min | max |", "|---|---|---|---|"]
-        for k in ("ours", "torchrun", "floor"):
-            body.append(f"| {k} | {s[k]['median']:.2f} | {s[k]['min']:.2f} | {s[k]['max']:.2f} |")
+        # launch.json from the randomized bench names its variants ("labels"),
+        # torchrun among them with --monitor_interval 0.1 and with 1.13's 5 s default.
+        for k, label in l.get("labels", {k: k for k in ("ours", "torchrun", "floor")}).items():
+            body.append(f"| {label} | {s[k]['median']:.2f} | {s[k]['min']:.2f} | {s[k]['max']:.2f} |")
         body += ["", f"Overhead over the floor, round by round: ours {l['overhead_ours_s']['median']:+.2f} s "
                      f"({l['overhead_ours_fraction']['median']:+.1%} of the floor; min {l['overhead_ours_fraction']['min']:+.1%}, "
                      f"max {l['overhead_ours_fraction']['max']:+.1%}), torchrun {l['overhead_torchrun_s']['median']:+.2f} s.", ""]
