@@ -77,9 +77,13 @@ def main():
         body += [f"## Training throughput, PyTorch {torch} ({t['conditions']['distro']})", "",
                  open(os.path.join(r, f"{name}.md")).read().split("\n", 2)[2].strip(), ""]
 
-    # --- launch latency: bench/launch_bench.py's own table
-    lm = os.path.join(r, "launch.md")
-    if os.path.exists(lm):
+    # --- launch latency: bench/launch_bench.py's own table, its overheads as the headline
+    lj, lm = (os.path.join(r, n) for n in ("launch.json", "launch.md"))
+    if os.path.exists(lj) and os.path.exists(lm):
+        l = json.load(open(lj))
+        lines.append(f"| launch, 2 nodes x 2 ranks, minimal torch job, overhead over the workers alone (median, "
+                     f"{l['repeats']} rounds) | srun --ddp {l['overhead_ours_s']['median']:+.2f} s | torchrun "
+                     f"--monitor_interval 0.1 {l['overhead_torchrun_s']['median']:+.2f} s | |")
         body += ["## Launch latency", "", open(lm).read().split("\n", 1)[1].strip(), ""]
 
     # --- collectives
