@@ -3,11 +3,14 @@
 // With --model mlp|cnn it runs exactly the matrix products ddp-train's CPU
 // backend performs for one training step of that model at per-worker batch
 // N (same shapes, transposes, leading dimensions and beta; same order), on
-// single-threaded OpenBLAS, in K threads at once, each with its own
+// single-threaded OpenBLAS, in K processes at once, each with its own
 // buffers: K=1 is what one core can do, K=2 what two cores do together
-// (shared caches, memory bandwidth and clocks included). It prints one JSON
-// line: the training FLOPs per sample (2*m*n*k summed over the products),
-// each thread's GFLOP/s, and the samples/s all K threads reach together.
+// (shared caches, memory bandwidth and clocks included), as K workers of a
+// node run. Processes, not threads: OpenBLAS (0.3.21 at least) serialises
+// concurrent sgemm calls from threads of one process on a lock, which halves
+// two threads' rate. It prints one JSON line: the training FLOPs per sample
+// (2*m*n*k summed over the products), each process's GFLOP/s, and the
+// samples/s all K reach together.
 //
 // What the limit means: no trainer that computes these products with this
 // OpenBLAS on these cores can train faster than samples_per_second_total;
@@ -18,59 +21,31 @@
 // copies around each per-image convolution product. A real step must also
 // pay for those, so it stays below the limit even with perfect overlap.
 //
-// With no arguments it prints the two numbers bench/trainer_bench.py reads,
-// "GFLOP/s samples_per_core": the MLP's products at batch 64 on one thread,
-// timed layer by layer over a fixed count of repetitions.
 #include <cblas.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "ddp/base/json.hpp"
 #include "model/cnn.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The no-argument output (bench/trainer_bench.py): each MLP layer's products
-// 3000 times after as many to warm up, "GFLOP/s samples_per_core".
-int run_legacy_mlp_limit() {
-  openblas_set_num_threads(1);
-  const int batch = 64;
-  const int dims[] = {784, 256, 128, 10};
-  double flop = 0, seconds = 0;
-  const int reps = 3000;
-  for (int l = 0; l < 3; ++l) {
-    const int in = dims[l], out = dims[l + 1];
-    std::vector<float> x(std::size_t(batch) * in, 0.5f), w(std::size_t(out) * in, 0.25f), y(std::size_t(batch) * out),
-        dw(std::size_t(out) * in), dx(std::size_t(batch) * in);
-    for (int pass = 0; pass < 2; ++pass) {  // pass 0 warms up
-      const auto t0 = Clock::now();
-      for (int r = 0; r < reps; ++r) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, out, in, 1, x.data(), in, w.data(), in, 0, y.data(), out);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1, y.data(), out, x.data(), in, 1, dw.data(), in);
-        if (l > 0)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1, y.data(), out, w.data(), in, 0, dx.data(), in);
-      }
-      if (pass == 1) {
-        seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-        flop += double(reps) * 2.0 * batch * in * out * (l > 0 ? 3 : 2);
-      }
-    }
-  }
-  std::printf("%.1f %.0f\n", flop / seconds / 1e9, double(batch) * reps / seconds);
-  return 0;
-}
 
 // One row-major C = A B + beta C of a training step, A [m x k] and B [k x n]
 // after their transposes, each operand at an offset (in floats) into one of
@@ -253,55 +228,70 @@ void run_step(const Plan& plan, const Tensors& tensors) {
                 tensors[p.b] + p.b_offset, p.ldb(), p.beta, tensors[p.c] + p.c_offset, p.ldc());
 }
 
-struct ThreadResult {
+struct Rate {
   long steps = 0;
   double seconds = 0;
 };
 
-// Every thread warms up (OpenBLAS's buffers, caches, clocks) for
-// warmup_seconds, waits for the others, then runs whole steps until the main
-// thread says stop; its rate is its own steps over its own time, so a thread
-// finishing its last step after the stop is counted fairly.
-ThreadResult measure(const Plan& plan, double warmup_seconds, std::barrier<>& start, const std::atomic<bool>& stop) {
+// Warms up (OpenBLAS's buffers, caches, clocks) until `start`, then runs
+// whole steps for `seconds`; the rate is its own steps over its own time, so
+// a last step finishing after the end is counted fairly. Every process gets
+// the same `start`, so their measured windows coincide.
+Rate measure(const Plan& plan, Clock::time_point start, double seconds) {
   const Tensors tensors(plan.tensor_floats());
-  const auto warmup_end = Clock::now() + std::chrono::duration<double>(warmup_seconds);
   do run_step(plan, tensors);
-  while (Clock::now() < warmup_end);
-  start.arrive_and_wait();
-  ThreadResult result;
+  while (Clock::now() < start);
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  Rate rate;
   const auto t0 = Clock::now();
-  while (!stop.load(std::memory_order_relaxed)) {
+  do {
     run_step(plan, tensors);
-    ++result.steps;
-  }
-  result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  return result;
+    ++rate.steps;
+  } while (Clock::now() < end);
+  rate.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  return rate;
 }
 
-std::string json_string(const char* text) {
-  std::string out = "\"";
-  for (const char* c = text ? text : ""; *c; ++c) {
-    if (*c == '"' || *c == '\\') {
-      out += '\\';
-      out += *c;
-    } else if (static_cast<unsigned char>(*c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", unsigned(static_cast<unsigned char>(*c)));
-      out += escaped;
-    } else {
-      out += *c;
+// K processes measuring at once; each reports its Rate through a pipe.
+std::vector<Rate> measure_concurrently(const Plan& plan, int processes, double warmup_seconds, double seconds) {
+  const auto start =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(warmup_seconds));
+  std::vector<int> reads;
+  std::vector<pid_t> children;
+  for (int i = 0; i < processes; ++i) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    const pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      close(fds[0]);
+      const Rate rate = measure(plan, start, seconds);
+      const bool written = write(fds[1], &rate, sizeof rate) == ssize_t(sizeof rate);
+      _exit(written ? 0 : 1);
     }
+    close(fds[1]);
+    reads.push_back(fds[0]);
+    children.push_back(pid);
   }
-  return out + "\"";
+  std::vector<Rate> rates;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    Rate rate;
+    const bool got = read(reads[i], &rate, sizeof rate) == ssize_t(sizeof rate);
+    close(reads[i]);
+    int status = 0;
+    waitpid(children[i], &status, 0);
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error("a measuring process failed (status " + std::to_string(status) + ")");
+    rates.push_back(rate);
+  }
+  return rates;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 1) return run_legacy_mlp_limit();
-
   CLI::App app{"The sgemm-bound limit of one ddp-train CPU training step: its matrix products alone, "
-               "single-threaded OpenBLAS, in K concurrent threads"};
+               "single-threaded OpenBLAS, in K concurrent processes"};
   std::string model;
   int batch = 64, concurrent = 1;
   double seconds = 2.0;
@@ -309,44 +299,39 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::IsMember({"mlp", "cnn"}));
   app.add_option("--batch", batch, "per-worker batch size")->check(CLI::PositiveNumber);
-  app.add_option("--concurrent", concurrent, "threads running the step at once, each with its own buffers")
+  app.add_option("--concurrent", concurrent, "processes running the step at once, each with its own buffers")
       ->check(CLI::PositiveNumber);
   app.add_option("--seconds", seconds, "measured time, after a warm-up")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
-  // Each thread calls sgemm on its own: OpenBLAS must not start threads of its own.
+  // Each process calls sgemm on its own: OpenBLAS must not start threads of its own.
   openblas_set_num_threads(1);
   const Plan plan = model == "mlp" ? mlp_step(batch) : cnn_step(batch);
-  const double warmup_seconds = std::min(0.5, seconds / 4);
-
-  std::barrier<> start(concurrent + 1);
-  std::atomic<bool> stop = false;
-  std::vector<ThreadResult> results(static_cast<std::size_t>(concurrent));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < concurrent; ++t)
-    threads.emplace_back([&, t] { results[std::size_t(t)] = measure(plan, warmup_seconds, start, stop); });
-  start.arrive_and_wait();
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (std::thread& thread : threads) thread.join();
+  std::vector<Rate> rates;
+  try {
+    rates = measure_concurrently(plan, concurrent, std::min(0.5, seconds / 4), seconds);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ddp-sgemm-bench: %s\n", e.what());
+    return 1;
+  }
 
   const double flop_per_step = plan.flop();
-  std::string per_thread;
+  ddp::JsonObject out;
+  out["model"] = model;
+  out["batch"] = batch;
+  out["concurrent"] = concurrent;
+  out["flop_per_sample"] = flop_per_step / batch;
   double gflops_total = 0, samples_per_second_total = 0;
-  for (const ThreadResult& r : results) {
+  for (const Rate& r : rates) {
     const double gflops = double(r.steps) * flop_per_step / r.seconds / 1e9;
-    char number[32];
-    std::snprintf(number, sizeof number, "%s%.2f", per_thread.empty() ? "" : ", ", gflops);
-    per_thread += number;
+    out["gflops_per_process"].push_back(gflops);
     gflops_total += gflops;
     samples_per_second_total += double(r.steps) * batch / r.seconds;
   }
-  std::printf(
-      "{\"model\": \"%s\", \"batch\": %d, \"concurrent\": %d, \"flop_per_sample\": %.0f, \"gflops_per_thread\": [%s], "
-      "\"gflops_total\": %.2f, \"samples_per_second_total\": %.1f, \"openblas_corename\": %s, "
-      "\"openblas_config\": %s}\n",
-      model.c_str(), batch, concurrent, flop_per_step / batch, per_thread.c_str(), gflops_total,
-      samples_per_second_total, json_string(openblas_get_corename()).c_str(),
-      json_string(openblas_get_config()).c_str());
+  out["gflops_total"] = gflops_total;
+  out["samples_per_second_total"] = samples_per_second_total;
+  out["openblas_corename"] = openblas_get_corename();
+  out["openblas_config"] = openblas_get_config();
+  std::printf("%s\n", ddp::json_line(out).c_str());
   return 0;
 }
