@@ -12,13 +12,17 @@
 // on nodes that share their cores single windows swing 2.5x while healthy
 // and 30 s means reach 65% and 1.35x. The floors are not higher: a worker
 // capped at 15% of a CPU can show anything from 57% to 90%, its main thread
-// waiting on Gloo's own thread part of the time; the ratio is what tells. A
-// throttled node is named about 20 s after it slows (its mean crosses before
-// the 6 windows are all slow), against the 60 s asked and
-// nvidia-resiliency-ext's 60-300 s report interval; the first 30 s of an
-// attempt (imports, the first collectives) are never judged. A window is
-// skipped when a node's LOAD is late or its output is held: no verdict from
-// half the picture.
+// waiting on Gloo's own thread part of the time; the ratio is what tells.
+// How soon: a node busy nearly all the time is named 20-30 s after it slows
+// (its mean crosses before the 6 windows are all slow); one just over the
+// floor and the ratio in every window when all 6 are slow, up to about
+// 40 s (the window under way, 6 more, and the other nodes' LOAD of the
+// last: StragglerWatch judges when every node's has come); one that dips
+// under them later (61 s seen with a 20% quota), or never if its mean stays
+// under 60%. Against the 60 s asked and nvidia-resiliency-ext's 60-300 s
+// report interval. The first 30 s of an attempt (imports, the first
+// collectives) are never judged. A window is skipped when a node's LOAD is
+// late or its output is held: no verdict from half the picture.
 //
 // On GPUs (every node's LOAD carries its workers' time in NCCL's collectives,
 // from our profiler plugin: duties/load_watch.hpp) the figure is instead a

@@ -70,7 +70,8 @@ inline constexpr OptionSpec kOptions[] = {
      "Needs srun --no-kill"},
     {"ddp-stragglers", "report|swap|off", false,
      "[ddp] A node whose workers hold the others back (busy while the others wait at the collectives) is named "
-     "within 30 s (report, default); swap also takes it out: a spare takes its place and every worker restarts, "
+     "within about 40 s when its busiest worker is busy most of the time, later or never when that is near 60% "
+     "(report, default); swap also takes it out: a spare takes its place and every worker restarts, "
      "or the job stops. off: not watched"},
     {"ddp-preflight", "check|swap|off", false,
      "[ddp] Before any worker starts, time a GEMM on every node (one node per host at a time) and each node's "
