@@ -68,6 +68,8 @@ def main():
     p.add_argument("--limit-train", type=int, default=0, metavar="N", help="use only the first N training rows")
     p.add_argument("--foreach", action="store_true", help="the optimizer's multi-tensor (foreach) implementation")
     p.add_argument("--compile", action="store_true", help="torch.compile the (DDP) model; PyTorch 2 and later")
+    p.add_argument("--compile-mode", choices=["default", "reduce-overhead", "max-autotune"], default="default",
+                   help="torch.compile's mode; reduce-overhead: CUDA graphs on the GPU (against ddp-train --cuda-graph)")
     p.add_argument("--channels-last", action="store_true", help="cnn: the model and images in channels_last")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="cpu: Gloo (default); cuda: NCCL, cuda:LOCAL_RANK, or cuda:0 if only one GPU is visible")
@@ -85,6 +87,8 @@ def main():
         p.error("--warmup-steps must be >= 0")
     if a.compile and not hasattr(torch, "compile"):
         p.error(f"--compile needs PyTorch 2 or later (this is {torch.__version__})")
+    if a.compile_mode != "default" and not a.compile:
+        p.error("--compile-mode needs --compile")
     if a.channels_last and a.model != "cnn":
         p.error("--channels-last only applies to --model cnn")
     cuda = a.device == "cuda"
@@ -143,7 +147,7 @@ def main():
     ddp = (lambda m: DDP(m, device_ids=[dev])) if cuda else DDP
     wrap = ddp if distributed else (lambda m: m)
     if a.compile:
-        wrap = (lambda w: lambda m: torch.compile(w(m)))(wrap)
+        wrap = (lambda w: lambda m: torch.compile(w(m), mode=a.compile_mode))(wrap)
     warm_net = copy.deepcopy(net) if a.warmup_steps else None  # copied before DDP touches net
     model = wrap(net)
     opt = opt_of(model.parameters())

@@ -307,27 +307,44 @@ check_bandwidth() {
 # ---------------------------------------------------------------- benchmarks
 # ddp-train (eager, CUDA graph, non-blocking NCCL calls) against PyTorch DDP on
 # this GPU: same model, global batch 128, optimizer, sampler and epochs.
-# Steady state = the median samples/s of epochs 2..N.
+# Steady state = the median samples/s of epochs 2..N. Like against like: our
+# eager rows against PyTorch eager, our CUDA graph against PyTorch's
+# (torch.compile mode="reduce-overhead", one rank: the graph-captured step).
+torch_peer() {  # torch_peer NAME LABEL RANKS ARGS...: sets torch_rate ("" on failure)
+  local name=$1 label=$2 ranks=$3
+  shift 3
+  torch_rate=""
+  if ((ranks == 1)); then
+    run "$name" 240 "$agent" --nproc 1 -- "${peer_env[@]}" "$python" "$kit/peer/pytorch_ddp.py" "$@"
+  else
+    NCCL_SOCKET_IFNAME=lo run "$name" 240 "$agent" --nproc 2 -- "${peer_env[@]}" "$python" \
+      "$kit/peer/pytorch_ddp.py" "$@" --distinct-hostid
+  fi
+  if ((rc == 0)); then
+    torch_rate=$(steady_rate "$logs/$name.log")
+    row "$label" PASS "steady $(printf %.0f "$torch_rate") samples/s; $metric $(final_value "$logs/$name.log" "$metric")"
+  else
+    row "$label" FAIL "rc $rc, see $logs/$name.log"
+  fi
+}
+
 bench() {  # bench MODEL RANKS
   local model=$1 ranks=$2 metric=test_accuracy variant
   [[ $model == ae ]] && metric=test_mse
   local args=(--device cuda --model "$model" --epochs "$epochs" --batch-size 128)
-  local torch_rate=""
+  local torch_rate="" eager_rate graph_rate=""
   local peer=(--model "$model" --data "$data" --epochs "$epochs" --batch-size 128 --device cuda)
-  local name="torch-$model-$ranks"
-  if ((ranks == 1)); then
-    run "$name" 180 "$agent" --nproc 1 -- "${peer_env[@]}" "$python" "$kit/peer/pytorch_ddp.py" "${peer[@]}"
-  else
-    NCCL_SOCKET_IFNAME=lo run "$name" 240 "$agent" --nproc 2 -- "${peer_env[@]}" "$python" \
-      "$kit/peer/pytorch_ddp.py" "${peer[@]}" --distinct-hostid
+  torch_peer "torch-$model-$ranks" "PyTorch DDP $model, $ranks rank(s), eager" "$ranks" "${peer[@]}"
+  eager_rate=$torch_rate
+  if ((ranks == 1)) && [[ $model != cnn ]]; then
+    torch_peer "torch-$model-$ranks-graph" "PyTorch DDP $model, 1 rank, CUDA graphs (torch.compile reduce-overhead)" 1 \
+      "${peer[@]}" --compile --compile-mode reduce-overhead
+    graph_rate=$torch_rate
   fi
-  if ((rc == 0)); then
-    torch_rate=$(steady_rate "$logs/$name.log")
-    row "PyTorch DDP $model, $ranks rank(s)" PASS "steady $(printf %.0f "$torch_rate") samples/s; $metric $(final_value "$logs/$name.log" "$metric")"
-  else
-    row "PyTorch DDP $model, $ranks rank(s)" FAIL "rc $rc, see $logs/$name.log"
-  fi
+  local name
   for variant in eager graph nonblocking; do
+    torch_rate=$eager_rate
+    [[ $variant == graph ]] && torch_rate=$graph_rate
     local extra=()
     [[ $variant == graph ]] && extra=(--cuda-graph)
     [[ $variant == nonblocking ]] && extra=(--nccl-ops nonblocking)
@@ -340,7 +357,9 @@ bench() {  # bench MODEL RANKS
     if ((rc == 0)); then
       local rate ratio=""
       rate=$(steady_rate "$OUT/$name.jsonl")
-      [[ -n $torch_rate ]] && ratio=$(awk -v a="$rate" -v b="$torch_rate" 'BEGIN { printf ", %.2fx PyTorch", a / b }')
+      local against="PyTorch eager"
+      [[ $variant == graph ]] && against="PyTorch CUDA graphs"
+      [[ -n $torch_rate ]] && ratio=$(awk -v a="$rate" -v b="$torch_rate" -v p="$against" 'BEGIN { printf ", %.2fx %s", a / b, p }')
       row "ddp-train $model, $ranks rank(s), $variant" PASS "steady $(printf %.0f "$rate") samples/s$ratio; $metric $(final_value "$OUT/$name.jsonl" "$metric")"
     else
       row "ddp-train $model, $ranks rank(s), $variant" FAIL "rc $rc, see $logs/$name.log"

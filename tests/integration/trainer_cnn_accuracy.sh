@@ -4,7 +4,7 @@
 # at 1.0 times 0.7 per epoch, dropout on) on a third of Fashion-MNIST's
 # training set reaches at least 0.84 test accuracy on its whole test set
 # (0.86 seen with seeds 1 and 2). On the whole training set it reaches the
-# tutorial's 0.89: minutes of training, measured by bench/cnn_bench.py. The
+# tutorial's 0.89: minutes of training (doc/trainer.md gives the command). The
 # native pass only (label unsanitized, not releases).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
