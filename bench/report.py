@@ -64,13 +64,13 @@ def main():
         t = json.load(open(tj))
         torch = t["conditions"]["torch"]
         for key, cell in t["cells"].items():
-            runs = cell["runs"]
+            runs = {n: rs for n, rs in cell["runs"].items() if rs}  # a failed variant has none
             med = {n: st.median(x["steady_samples_per_second"] for x in rs) for n, rs in runs.items()}
             ours = next(iter(runs))
             peers = [n for n in runs if n.startswith("pytorch")]
             best = max(peers, key=med.get)
-            ratio = [o["steady_samples_per_second"] / p["steady_samples_per_second"]
-                     for o, p in zip(runs[ours], runs[best])]
+            by_round = {x["round"]: x["steady_samples_per_second"] for x in runs[ours]}
+            ratio = [by_round[p["round"]] / p["steady_samples_per_second"] for p in runs[best] if p["round"] in by_round]
             lines.append(f"| training {key} (global batch {cell['global_batch']}), steady samples/s | {ours} "
                          f"{med[ours]:,.0f} | PyTorch {torch} {best.removeprefix('pytorch').lstrip('+') or 'as shipped'} "
                          f"{med[best]:,.0f} | {st.median(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f}) |")

@@ -181,7 +181,7 @@ def limit_for(cell, limits):
     return limits[(cell.model, cell.per_worker, 2)]
 
 
-def table(cells, results, limits, cond):
+def table(cells, results, failed, limits, cond):
     lines = [f"# ddp-train vs PyTorch, the peer at its best (CPU, Fashion-MNIST; PyTorch {cond['torch']})", "",
              f"Measured {cond['when']} on {cond['host']} ({cond['distro']}, kernel {cond['kernel']}), "
              f"{cond['cores']} cores: {cond['cpu']}, flags {', '.join(cond['cpu_flags'])}; OpenBLAS "
@@ -203,10 +203,14 @@ def table(cells, results, limits, cond):
                   "| contender | samples/s | min | max | of the limit | accuracy (seed 0 / 1 / 2) | ddp-train / this |",
                   "|---|---|---|---|---|---|---|"]
         ours_name = next(iter(cell.contenders))
-        ours = [r["steady_samples_per_second"] for r in rows[ours_name]]
-        peers = [n for n in cell.contenders if n.startswith("pytorch")]
+        ours = {r["round"]: r["steady_samples_per_second"] for r in rows[ours_name]}
+        peers = [n for n in cell.contenders if n.startswith("pytorch") and rows[n]]
         best = max(peers, key=lambda n: statistics.median(r["steady_samples_per_second"] for r in rows[n]))
         for name in cell.contenders:
+            if not rows[name]:
+                first = failed[cell.key].get(name, "no run").strip().splitlines()
+                lines.append(f"| {name} | failed: {first[-1][:200] if first else '?'} | | | | | |")
+                continue
             rates = [r["steady_samples_per_second"] for r in rows[name]]
             s = stats(rates)
             acc = {}
@@ -215,7 +219,7 @@ def table(cells, results, limits, cond):
             accs = " / ".join(f"{statistics.median(acc[k]):.4f}" for k in sorted(acc))
             ratio = ""
             if name.startswith("pytorch"):
-                rs = stats([o / p for o, p in zip(ours, rates)])
+                rs = stats([ours[r["round"]] / r["steady_samples_per_second"] for r in rows[name] if r["round"] in ours])
                 ratio = f"{rs['median']:.2f}x ({rs['min']:.2f}-{rs['max']:.2f})"
             label = name + (" **(best peer)**" if name == best else "")
             lines.append(f"| {label} | {s['median']:,.0f} | {s['min']:,.0f} | {s['max']:,.0f} | "
@@ -256,6 +260,7 @@ def main():
     rng = random.Random(a.seed)
     metrics = os.path.join(a.out, f".{a.name}-metrics.jsonl")  # rank 0 writes it; the nodes share this disk
     results = {c.key: {n: [] for n in c.contenders} for c in cells}
+    failed = {c.key: {} for c in cells}
     limits = {}
 
     def measure_limits(when):
@@ -279,7 +284,16 @@ def main():
             rng.shuffle(work)
             for cell, contender in work:
                 renv = dict(env, OMP_NUM_THREADS=str(cell.threads), OPENBLAS_NUM_THREADS=str(cell.threads))
-                rec = run_once(cell.contenders[contender], renv, i % 3, metrics)
+                if contender in failed[cell.key]:
+                    continue
+                try:
+                    rec = run_once(cell.contenders[contender], renv, i % 3, metrics)
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    # A peer variant this PyTorch cannot run (torch.compile without a compiler, say) is
+                    # reported as such, and the others go on.
+                    failed[cell.key][contender] = str(e)
+                    print(f"round {i + 1}/{rounds}: {cell.key}: {contender}: FAILED, dropped:\n{e}", flush=True)
+                    continue
                 rec.update(seed=i % 3, round=i)
                 results[cell.key][contender].append(rec)
                 print(f"round {i + 1}/{rounds}: {cell.key}: {contender}: {rec['steady_samples_per_second']:,.0f}/s "
@@ -289,7 +303,7 @@ def main():
         sh([CLUSTER, "down", "--name", name], check=False)
     # The lower of before and after: a limit, not a hope.
     lowest = {k: min(v, key=lambda x: x["samples_per_second_total"]) for k, v in limits.items()}
-    lines = table(cells, results, lowest, cond)
+    lines = table(cells, results, failed, lowest, cond)
     lines += ["Single-core limits (one thread alone): " + "; ".join(
         f"{m} batch {b}: {lowest[(m, b, 1)]['gflops_total']:.0f} GFLOP/s" for (m, b, k) in lowest if k == 1) + ".", "",
               "Commands (each with `--seed` and, for ddp-train, `--metrics`):", ""]
@@ -301,7 +315,7 @@ def main():
     with open(os.path.join(a.out, f"{a.name}.json"), "w") as f:
         json.dump({"conditions": cond, "limits": {f"{m} b{b} x{k}": v for (m, b, k), v in limits.items()},
                    "cells": {c.key: {"commands": c.contenders, "global_batch": c.global_batch, "threads": c.threads,
-                                     "runs": results[c.key]} for c in cells}}, f, indent=1)
+                                     "runs": results[c.key], "failed": failed[c.key]} for c in cells}}, f, indent=1)
     print("\n".join(lines))
 
 

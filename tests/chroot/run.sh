@@ -78,8 +78,8 @@ case $suite in
   sid | unstable) packages+=(apptainer) ;;
 esac
 # torch.compile's CPU code generator (inductor) builds C++ against Python's
-# headers: only the benchmarks compile.
-((bench == 0)) || packages+=(python3-dev)
+# and ATen's headers, with setuptools: only the benchmarks compile.
+((bench == 0)) || packages+=(python3-dev python3-setuptools libtorch-dev)
 aptopts=()
 # sid's Release file in the archive can be past its Valid-Until date.
 [[ $suite == sid || $suite == unstable ]] && aptopts=(--aptopt='Acquire::Check-Valid-Until "false"')
@@ -241,7 +241,7 @@ sys.exit(libc.umount2(b\"/.pivot-old\", 2) and \"umount /.pivot-old: \" + os.str
     fi
     [[ $DDP_ANY_SLURM == 0 ]] || tests/chroot/any_slurm.sh
   ' chroot-suite "${ctest_args[@]}" || status=$?
-if ((bench && status == 0)); then
+if ((bench && build_only == 0 && status == 0)); then
   cp "$root/src/results/train-$suite".{md,json} "$repo/bench/results/"
   echo "chroot/run.sh: wrote bench/results/train-$suite.md"
 fi
