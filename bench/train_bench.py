@@ -72,8 +72,8 @@ class Cell:
     def __init__(self, model, shape, per_worker, a, peers):
         self.model, self.shape, self.per_worker = model, shape, per_worker
         spec = MODELS[model]
-        workers = 1 if shape == "1p2t" else 2
-        self.global_batch = per_worker * workers if shape != "1p2t" else per_worker * 2
+        # Two workers of per_worker each; 1p2t: one process with both halves and two threads.
+        self.global_batch = 2 * per_worker
         self.threads = 2 if shape == "1p2t" else 1
         self.epochs = spec["epochs"]
         common = ["--model", model, "--data", DATA, "--epochs", str(self.epochs), "--batch-size",
@@ -89,6 +89,15 @@ class Cell:
         for peer in peers:
             flags = ["--" + f.replace("_", "-") for f in peer.split("+")[1:]]
             self.contenders[peer] = launch + [PYTHON, os.path.join(HERE, "pytorch_ddp.py")] + common + flags
+        self.threads_of = {name: self.threads for name in self.contenders}
+        if shape == "1p2t":
+            # PyTorch's intra-op threads can cost more than they give on a small model: the
+            # one-thread process is what a user who measured would run.
+            for peer in peers:
+                name = peer + ", 1 thread"
+                self.contenders[name] = [c if c != "2" or self.contenders[peer][i - 1] != "--threads" else "1"
+                                         for i, c in enumerate(self.contenders[peer])]
+                self.threads_of[name] = 1
 
     @property
     def key(self):
@@ -283,7 +292,8 @@ def main():
             work = [(c, n) for c in cells if i < (a.pairs or MODELS[c.model]["pairs"]) for n in c.contenders]
             rng.shuffle(work)
             for cell, contender in work:
-                renv = dict(env, OMP_NUM_THREADS=str(cell.threads), OPENBLAS_NUM_THREADS=str(cell.threads))
+                threads = str(cell.threads_of[contender])
+                renv = dict(env, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
                 if contender in failed[cell.key]:
                     continue
                 try:
