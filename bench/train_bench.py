@@ -273,11 +273,10 @@ def main():
     limits = {}
 
     def measure_limits(when):
-        for c in cells:
+        for model, per_worker in dict.fromkeys((c.model, c.per_worker) for c in cells):
             for k in (1, 2):
-                got = sgemm_limit(a.build, c.model, c.per_worker, k)
-                key = (c.model, c.per_worker, k)
-                limits.setdefault(key, []).append(dict(got, when=when))
+                got = sgemm_limit(a.build, model, per_worker, k)
+                limits.setdefault((model, per_worker, k), []).append(dict(got, when=when))
 
     sh([CLUSTER, "up", "--name", name, "--nodes", "2", "--plugin", plugin, "--agent", agent])
     try:
