@@ -11,9 +11,11 @@ What a competent user would turn on, each its own flag so the benchmark can
 show it as a row: --foreach (the optimizers' multi-tensor path; on the CPU
 PyTorch's default is the per-parameter loop), --compile (torch.compile of the
 DDP model, PyTorch 2), --channels-last (the CNN in NHWC, oneDNN's preferred
-layout). Started without a launcher (no WORLD_SIZE) it trains in one process
-with --threads threads and no process group: the row a user with one node
-runs.
+layout), --bucket-view (DDP's gradients kept in its buckets). The benchmark
+also runs it with ATEN_CPU_CAPABILITY=avx512 where the CPU has AVX-512
+(PyTorch picks AVX2 kernels by default). Started without a launcher (no
+WORLD_SIZE) it trains in one process with --threads threads and no process
+group: the row a user with one node runs.
 
 The final record holds the whole run's samples/s and the steady state's
 (epochs 2 to E; epoch 1 also pays for warm-up: torch.compile, the allocator,
@@ -71,6 +73,8 @@ def main():
     p.add_argument("--compile-mode", choices=["default", "reduce-overhead", "max-autotune"], default="default",
                    help="torch.compile's mode; reduce-overhead: CUDA graphs on the GPU (against ddp-train --cuda-graph)")
     p.add_argument("--channels-last", action="store_true", help="cnn: the model and images in channels_last")
+    p.add_argument("--bucket-view", action="store_true",
+                   help="DDP(gradient_as_bucket_view=True): gradients live in the buckets, no copy in and out")
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                    help="cpu: Gloo (default); cuda: NCCL, cuda:LOCAL_RANK, or cuda:0 if only one GPU is visible")
     p.add_argument("--distinct-hostid", action="store_true",
@@ -144,7 +148,8 @@ def main():
         net = net.to(memory_format=torch.channels_last)
         xtr = xtr.contiguous(memory_format=torch.channels_last)
         xte = xte.contiguous(memory_format=torch.channels_last)
-    ddp = (lambda m: DDP(m, device_ids=[dev])) if cuda else DDP
+    ddp_options = {"gradient_as_bucket_view": True} if a.bucket_view else {}
+    ddp = (lambda m: DDP(m, device_ids=[dev], **ddp_options)) if cuda else (lambda m: DDP(m, **ddp_options))
     wrap = ddp if distributed else (lambda m: m)
     if a.compile:
         wrap = (lambda w: lambda m: torch.compile(w(m), mode=a.compile_mode))(wrap)

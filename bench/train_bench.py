@@ -6,35 +6,41 @@ rounds; within a round the contenders and cells go in a random order (seeded,
 recorded), so drift on a shared VM falls on all of them alike:
 
   2n1w  srun -N2 --ddp=cpu --ddp-procs=1: two nodes of a local Slurm cluster
-        (tests/cluster/cluster.sh), one worker each, Gloo over TCP between
-        them. The headline: no shortcut of ours helps here.
+        (tests/cluster/cluster.sh: network namespaces on this machine,
+        sharing its cores, TCP over veth), one worker each, Gloo over TCP
+        between them on both sides. The headline: no shortcut of ours helps.
   1n2w  srun -N1 --ddp=cpu --ddp-procs=2: one node, two workers. ddp-train's
         ranks reduce in shared memory (labelled so) and, as a row of its own,
         over Gloo TCP (--no-shm); PyTorch's over Gloo TCP.
-  1p2t  one process with 2 threads, no launcher, no process group: what a
-        user with one 2-core node runs.
+  1p2t  one process on both cores, no launcher, no process group: what a user
+        with one 2-core node runs.
 
 Contenders: ddp-train as shipped; PyTorch DDP (bench/pytorch_ddp.py, the same
 model, data, sampler, optimizer and global batch) as shipped and as a
-competent user tunes it: --foreach optimizers, --channels-last for the CNN,
-torch.compile where PyTorch has it (2.x). 1 thread per worker (2 in 1p2t),
-the same OpenBLAS underneath, OPENBLAS_CORETYPE dropped.
+competent user tunes it: foreach optimizers, DDP's gradient_as_bucket_view,
+AVX-512 kernels (ATEN_CPU_CAPABILITY), channels_last for the CNN,
+torch.compile where PyTorch has it (2.x); in 1p2t also on one intra-op
+thread (with one or two OpenBLAS threads) and with OMP_WAIT_POLICY=PASSIVE.
+One thread per worker in the multi-worker shapes; OPENBLAS_CORETYPE dropped.
 
 Throughput is the steady state: samples/s over epochs 2 to E (epoch 1 pays
 for warm-up on both sides: torch.compile, allocators, the first transfers).
-Ratios are taken round by round against each peer and against the best peer
-(the highest median); medians with min and max. The machine's limit is
-measured in the same run (ddp-sgemm-bench: the model's matrix products
-alone, one and two cores at once) before and after, and each row is shown
-as a fraction of it. Round i trains with seed i mod 3 on every side: the
-MLP's accuracy is reported per seed.
+Every ddp-train row's ratio is taken round by round against the fastest
+PyTorch run of the same round (and, in the JSON, against each variant);
+medians with min and max. The sgemm bound of ddp-train's step (ddp-sgemm-
+bench: its matrix products alone, one and two cores at once) is measured
+before and after the runs, the higher taken, and each row shown as a fraction
+of it: for the MLP PyTorch runs the same products through the same OpenBLAS;
+its convolutions go through oneDNN instead, so for the CNN the bound is
+ddp-train's own. Round i trains with seed i mod 3 on every side.
 
 Writes bench/results/NAME.md and NAME.json with the conditions (CPU and its
-flags, BLAS and its kernels, threads, sysctls, versions, the command).
-Benchmarks assert nothing.
+flags, BLAS and its kernels, each contender's threads and environment,
+sysctls, versions, the git commit, the command). Benchmarks assert nothing.
 
 usage: bench/train_bench.py [--build DIR] [--models mlp,cnn] [--shapes 2n1w,1n2w,1p2t]
-                            [--pairs N] [--seed S] [--name NAME] [--out DIR]"""
+                            [--pairs N] [--seed S] [--name NAME] [--out DIR]
+       bench/train_bench.py --render NAME.json      # the table again, from a run's JSON"""
 import argparse, ctypes, datetime, json, os, platform, random, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,13 +49,16 @@ CLUSTER = os.path.join(ROOT, "tests", "cluster", "cluster.sh")
 DATA = "/usr/share/datasets/fashion-mnist"
 PYTHON = "/usr/bin/python3"
 
-# Per model: global batches by shape's per-worker batch, epochs, the rows
-# each epoch sees (0: all 60,000) and the default number of rounds.
+# Per model: per-worker batches in 2n1w (the other shapes take the first),
+# epochs, the rows an epoch sees (0: all 60,000), rounds, PyTorch's variants
+# (flags of pytorch_ddp.py joined by "+"; "avx512" is ATEN_CPU_CAPABILITY).
 MODELS = {
     "mlp": {"per_worker": [64, 256], "epochs": 3, "rows": 0, "pairs": 7,
-            "peers": ["pytorch", "pytorch+foreach", "pytorch+foreach+compile"]},
+            "peers": ["pytorch", "pytorch+foreach", "pytorch+foreach+bucket_view+avx512",
+                      "pytorch+foreach+bucket_view+avx512+compile"]},
     "cnn": {"per_worker": [64], "epochs": 3, "rows": 8192, "pairs": 10,
-            "peers": ["pytorch", "pytorch+foreach+channels_last", "pytorch+foreach+channels_last+compile"]},
+            "peers": ["pytorch", "pytorch+foreach+channels_last+bucket_view+avx512",
+                      "pytorch+foreach+channels_last+bucket_view+avx512+compile"]},
 }
 
 
@@ -57,47 +66,45 @@ def sh(cmd, env=None, check=True):
     return subprocess.run(cmd, env=env, check=check, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def torch_version():
-    return sh([PYTHON, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
-
-
-def has_compile():
-    return sh([PYTHON, "-c", "import torch, sys; sys.exit(0 if hasattr(torch, 'compile') else 1)"], check=False
-              ).returncode == 0
+def torch_has(probe):
+    return sh([PYTHON, "-c", f"import torch, sys; sys.exit(0 if ({probe}) else 1)"], check=False).returncode == 0
 
 
 class Cell:
-    """One model x shape x per-worker batch, and the commands of its contenders."""
+    """One model x shape x per-worker batch: its contenders' commands and environments."""
 
-    def __init__(self, model, shape, per_worker, a, peers):
+    def __init__(self, model, shape, per_worker, build, peers):
         self.model, self.shape, self.per_worker = model, shape, per_worker
         spec = MODELS[model]
-        # Two workers of per_worker each; 1p2t: one process with both halves and two threads.
-        self.global_batch = 2 * per_worker
-        self.threads = 2 if shape == "1p2t" else 1
+        self.global_batch = 2 * per_worker  # two workers; 1p2t: one process with both halves
         self.epochs = spec["epochs"]
+        threads = 2 if shape == "1p2t" else 1
         common = ["--model", model, "--data", DATA, "--epochs", str(self.epochs), "--batch-size",
-                  str(self.global_batch), "--threads", str(self.threads)]
-        if spec["rows"]:
-            common += ["--limit-train", str(spec["rows"])]
+                  str(self.global_batch)] + (["--limit-train", str(spec["rows"])] if spec["rows"] else [])
         launch = {"2n1w": ["srun", "-N2", "--ddp=cpu", "--ddp-procs=1"],
                   "1n2w": ["srun", "-N1", "--ddp=cpu", "--ddp-procs=2"], "1p2t": []}[shape]
-        ours = launch + [os.path.join(a.build, "trainer", "ddp-train")] + common
-        self.contenders = {"ddp-train" + (" (shared memory)" if shape == "1n2w" else ""): ours}
+        threads_env = lambda intra, blas=None: {"OMP_NUM_THREADS": str(intra), "OPENBLAS_NUM_THREADS": str(blas or intra)}
+        ours = launch + [os.path.join(build, "trainer", "ddp-train")] + common + ["--threads", str(threads)]
+        self.contenders = {}  # name -> (argv, environment added)
+        self.contenders["ddp-train" + (" (shared memory)" if shape == "1n2w" else "")] = (ours, threads_env(threads))
         if shape == "1n2w":
-            self.contenders["ddp-train --no-shm"] = ours + ["--no-shm"]
-        for peer in peers:
-            flags = ["--" + f.replace("_", "-") for f in peer.split("+")[1:]]
-            self.contenders[peer] = launch + [PYTHON, os.path.join(HERE, "pytorch_ddp.py")] + common + flags
-        self.threads_of = {name: self.threads for name in self.contenders}
-        if shape == "1p2t":
-            # PyTorch's intra-op threads can cost more than they give on a small model: the
-            # one-thread process is what a user who measured would run.
-            for peer in peers:
-                name = peer + ", 1 thread"
-                self.contenders[name] = [c if c != "2" or self.contenders[peer][i - 1] != "--threads" else "1"
-                                         for i, c in enumerate(self.contenders[peer])]
-                self.threads_of[name] = 1
+            self.contenders["ddp-train --no-shm"] = (ours + ["--no-shm"], threads_env(threads))
+        peer = launch + [PYTHON, os.path.join(HERE, "pytorch_ddp.py")] + common
+        eager = [v for v in peers if "compile" not in v.split("+")]
+        for variant in peers:
+            parts = variant.split("+")[1:]
+            flags = ["--" + f.replace("_", "-") for f in parts if f != "avx512"]
+            env = threads_env(threads) | ({"ATEN_CPU_CAPABILITY": "avx512"} if "avx512" in parts else {})
+            self.contenders[variant] = (peer + flags + ["--threads", str(threads)], env)
+            if shape == "1p2t" and eager and variant == eager[-1]:
+                # Intra-op threads can cost more than they give on a small model, and
+                # libgomp spins while it waits: what a user who measured would try
+                # (with the most tuned eager variant).
+                one = peer + flags + ["--threads", "1"]
+                self.contenders[variant + ", 1 thread"] = (one, env | threads_env(1))
+                self.contenders[variant + ", 1 thread, OpenBLAS 2"] = (one, env | threads_env(1, 2))
+                self.contenders[variant + ", OMP_WAIT_POLICY=PASSIVE"] = (
+                    self.contenders[variant][0], env | {"OMP_WAIT_POLICY": "PASSIVE"})
 
     @property
     def key(self):
@@ -115,9 +122,8 @@ def run_once(cmd, env, seed, metrics):
         with open(metrics) as f:
             records = [json.loads(line) for line in f]
         os.remove(metrics)
-        epochs = [x for x in records if x.get("event") == "epoch"]
+        steady = [x for x in records if x.get("event") == "epoch"][1:]
         final = [x for x in records if x.get("event") == "final"][-1]
-        steady = epochs[1:]
         seconds = sum(x["seconds"] for x in steady)
         rate = sum(x["samples_per_second"] * x["seconds"] for x in steady) / seconds
         return {"steady_samples_per_second": rate, "samples_per_second": final["samples_per_second"],
@@ -131,16 +137,16 @@ def run_once(cmd, env, seed, metrics):
     raise RuntimeError("no final record in:\n" + r.stdout[-3000:])
 
 
-def sgemm_limit(build, model, batch, concurrent):
+def sgemm_bound(build, model, batch, concurrent):
     r = sh([os.path.join(build, "bench", "ddp-sgemm-bench"), "--model", model, "--batch", str(batch), "--concurrent",
             str(concurrent), "--seconds", "2"])
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-def conditions(a, env):
-    def text(cmd):
+def conditions(build, env):
+    def text(cmd, cwd=None):
         try:
-            return subprocess.run(cmd, env=env, capture_output=True, text=True).stdout.strip()
+            return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True).stdout.strip()
         except OSError:
             return "?"
 
@@ -164,6 +170,8 @@ def conditions(a, env):
         openblas = {"corename": lib.openblas_get_corename().decode(), "config": lib.openblas_get_config().decode()}
     except OSError:
         openblas = {}
+    commit = text(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT) or "unknown (no git)"
+    dirty = bool(text(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT))
     return {
         "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": platform.node(), "distro": platform.freedesktop_os_release().get("PRETTY_NAME", "?"),
@@ -171,12 +179,14 @@ def conditions(a, env):
         "cpu": f"{cpu.get('model name', '?')} (family {cpu.get('cpu family', '?')}, model {cpu.get('model', '?')})",
         "cpu_flags": sorted(flags & {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_tile"}),
         "openblas": openblas, "blas": os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"),
-        "torch": torch_version(), "python": platform.python_version(),
+        "torch": sh([PYTHON, "-c", "import torch; print(torch.__version__)"]).stdout.strip(),
+        "python": platform.python_version(),
         "torch_config": text([PYTHON, "-c", "import torch; print(torch.__config__.show())"]),
-        "ddp_train": text([os.path.join(a.build, "trainer", "ddp-train"), "--version"]).splitlines()[:1],
-        "slurm": text(["srun", "--version"]), "gloo": text(["dpkg-query", "-W", "-f=${Package} ${Version}\\n", "libgloo*"]),
-        "sysctls": sysctls, "threads_env": {k: env.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")},
-        "command": " ".join([sys.argv[0]] + sys.argv[1:]), "seed": a.seed,
+        "ddp_train": (text([os.path.join(build, "trainer", "ddp-train"), "--version"]).splitlines() or ["?"])[0],
+        "git": commit + (" (uncommitted changes)" if dirty else ""),
+        "slurm": text(["srun", "--version"]),
+        "gloo": text(["dpkg-query", "-W", "-f=${Package} ${Version}\\n", "libgloo*"]),
+        "sysctls": sysctls, "command": " ".join([sys.argv[0]] + sys.argv[1:]),
     }
 
 
@@ -184,57 +194,66 @@ def stats(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
 
 
-def limit_for(cell, limits):
-    """The limit for a cell: its model's products on both cores at once, each at the per-worker batch
-    (1p2t: half the process's batch per core)."""
-    return limits[(cell.model, cell.per_worker, 2)]
+def ratios(cell, name):
+    """ddp-train row `name` over the fastest PyTorch run of the same round, round by round."""
+    runs = cell["runs"]
+    fastest = {}
+    for peer, rs in runs.items():
+        if peer.startswith("pytorch"):
+            for r in rs:
+                fastest[r["round"]] = max(fastest.get(r["round"], 0), r["steady_samples_per_second"])
+    return [r["steady_samples_per_second"] / fastest[r["round"]] for r in runs[name] if r["round"] in fastest]
 
 
-def table(cells, results, failed, limits, cond):
+def render(result):
+    """The markdown tables of a run's JSON."""
+    cond = result["conditions"]
+    bounds = {k: max(v, key=lambda x: x["samples_per_second_total"]) for k, v in result["bounds"].items()}
     lines = [f"# ddp-train vs PyTorch, the peer at its best (CPU, Fashion-MNIST; PyTorch {cond['torch']})", "",
              f"Measured {cond['when']} on {cond['host']} ({cond['distro']}, kernel {cond['kernel']}), "
-             f"{cond['cores']} cores: {cond['cpu']}, flags {', '.join(cond['cpu_flags'])}; OpenBLAS "
-             f"{cond['openblas'].get('config', '?')}, kernels {cond['openblas'].get('corename', '?')} ({cond['blas']}) "
-             f"on both sides; {cond['slurm']}; Python {cond['python']}; {cond['ddp_train'][0] if cond['ddp_train'] else ''}. "
-             f"Command: `{cond['command']}` (seed {cond['seed']}). Sysctls: "
+             f"{cond['cores']} cores: {cond['cpu']}, flags {', '.join(cond['cpu_flags'])}; OpenBLAS: "
+             f"{cond['openblas'].get('config', '?')}, kernels {cond['openblas'].get('corename', '?')} "
+             f"({cond['blas']}); {cond['slurm']}; Python {cond['python']}; {cond['ddp_train']} at {cond['git']}. "
+             f"Command: `{cond['command']}` (seed {result['seed']}). Sysctls: "
              + "; ".join(f"{k} = {v}" for k, v in cond["sysctls"].items()) + ".", "",
-             "Steady-state samples/s (epochs 2 to E), medians (min-max) over the rounds; ratios round by round. "
-             "Limit: the model's matrix products alone on two cores at once (`ddp-sgemm-bench --concurrent 2`), "
-             "measured before and after the runs (the lower taken).", ""]
-    for cell in cells:
-        rows = results[cell.key]
-        lim = limit_for(cell, limits)
-        lines += [f"## {cell.model}, {cell.shape}, per-worker batch {cell.per_worker} (global {cell.global_batch}), "
-                  f"{cell.threads} thread(s) per process, {cell.epochs} epochs"
-                  + (f" of {MODELS[cell.model]['rows']} rows" if MODELS[cell.model]["rows"] else ""), "",
-                  f"Limit: {lim['samples_per_second_total']:,.0f} samples/s ({lim['gflops_total']:.0f} GFLOP/s on 2 cores, "
-                  f"{lim['flop_per_sample'] / 1e6:.2f} MFLOP per sample).", "",
-                  "| contender | samples/s | min | max | of the limit | accuracy (seed 0 / 1 / 2) | ddp-train / this |",
+             "Steady-state samples/s (epochs 2 to E), medians (min-max) over the rounds. A ddp-train row's ratio "
+             "is taken round by round against the fastest PyTorch run of the same round. The bound: ddp-train's "
+             "matrix products alone on two cores at once (`ddp-sgemm-bench --concurrent 2`, the higher of before "
+             "and after); PyTorch's MLP runs the same products on the same OpenBLAS, its convolutions go through "
+             "oneDNN.", ""]
+    for key, cell in result["cells"].items():
+        model, shape, batch = key.split()
+        bound = bounds[f"{model} {batch[1:]} x2"]
+        lines += [f"## {key}: per-worker batch {batch[1:]} (global {cell['global_batch']}), "
+                  f"{cell['epochs']} epochs" + (f" of {cell['rows']} rows" if cell.get("rows") else ""), "",
+                  f"Bound: {bound['samples_per_second_total']:,.0f} samples/s ({bound['gflops_total']:.0f} GFLOP/s "
+                  f"on 2 cores, {bound['flop_per_sample'] / 1e6:.2f} MFLOP per sample).", "",
+                  "| contender | samples/s | min | max | of the bound | accuracy (seed 0 / 1 / 2) | over the fastest PyTorch run of its round |",
                   "|---|---|---|---|---|---|---|"]
-        ours_name = next(iter(cell.contenders))
-        ours = {r["round"]: r["steady_samples_per_second"] for r in rows[ours_name]}
-        peers = [n for n in cell.contenders if n.startswith("pytorch") and rows[n]]
-        best = max(peers, key=lambda n: statistics.median(r["steady_samples_per_second"] for r in rows[n]))
-        for name in cell.contenders:
-            if not rows[name]:
-                first = failed[cell.key].get(name, "no run").strip().splitlines()
-                lines.append(f"| {name} | failed: {first[-1][:200] if first else '?'} | | | | | |")
+        for name, rows in cell["runs"].items():
+            if not rows:
+                why = (cell["failed"].get(name) or "no run").strip().splitlines()
+                lines.append(f"| {name} | failed: {why[-1][:200] if why else '?'} | | | | | |")
                 continue
-            rates = [r["steady_samples_per_second"] for r in rows[name]]
-            s = stats(rates)
+            s = stats([r["steady_samples_per_second"] for r in rows])
             acc = {}
-            for r in rows[name]:
+            for r in rows:
                 acc.setdefault(r["seed"], []).append(r["test_accuracy"])
             accs = " / ".join(f"{statistics.median(acc[k]):.4f}" for k in sorted(acc))
             ratio = ""
-            if name.startswith("pytorch"):
-                rs = stats([ours[r["round"]] / r["steady_samples_per_second"] for r in rows[name] if r["round"] in ours])
+            if not name.startswith("pytorch"):
+                rs = stats(ratios(cell, name))
                 ratio = f"{rs['median']:.2f}x ({rs['min']:.2f}-{rs['max']:.2f})"
-            label = name + (" **(best peer)**" if name == best else "")
-            lines.append(f"| {label} | {s['median']:,.0f} | {s['min']:,.0f} | {s['max']:,.0f} | "
-                         f"{s['median'] / lim['samples_per_second_total']:.0%} | {accs} | {ratio} |")
+            lines.append(f"| {name} | {s['median']:,.0f} | {s['min']:,.0f} | {s['max']:,.0f} | "
+                         f"{s['median'] / bound['samples_per_second_total']:.0%} | {accs} | {ratio} |")
         lines.append("")
-    return lines
+    lines += ["Single-core bounds (one process alone, the higher of before and after): " + "; ".join(
+        f"{k.rsplit(' ', 1)[0]}: {v['gflops_total']:.0f} GFLOP/s" for k, v in bounds.items() if k.endswith("x1")) + ".",
+              "", "Commands (each with `--seed` and, for ddp-train, `--metrics`), with the environment each adds:", ""]
+    for key, cell in result["cells"].items():
+        for name, (argv, env) in cell["commands"].items():
+            lines.append(f"- {key}, {name}: `{' '.join(f'{k}={v}' for k, v in env.items())} {' '.join(argv)}`")
+    return "\n".join(lines) + "\n"
 
 
 def main():
@@ -242,41 +261,50 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--models", default="mlp,cnn")
     p.add_argument("--shapes", default="2n1w,1n2w,1p2t")
-    p.add_argument("--cnn-shapes", default="2n1w", help="the CNN's shapes (about 20 s a run)")
+    p.add_argument("--cnn-shapes", default="2n1w", help="the CNN's shapes (about 25 s a run)")
     p.add_argument("--pairs", type=int, help="rounds (default: the MLP 7, the CNN 10)")
-    p.add_argument("--peers", help="comma-separated peer variants (default: per model, compile only on PyTorch 2)")
+    p.add_argument("--peers", help="comma-separated PyTorch variants (default: per model; compile only on PyTorch 2)")
     p.add_argument("--seed", type=int, default=2026)
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     p.add_argument("--name", default="train")
+    p.add_argument("--render", metavar="JSON", help="only write the table of an earlier run's JSON beside it")
     a = p.parse_args()
+    if a.render:
+        with open(a.render) as f:
+            table = render(json.load(f))
+        with open(a.render.removesuffix(".json") + ".md", "w") as f:
+            f.write(table)
+        print(table)
+        return
     env = dict(os.environ, GLOO_SOCKET_IFNAME="eth0")
     env.pop("OPENBLAS_CORETYPE", None)  # OpenBLAS's own choice for this CPU, as on a user's node
-    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+    for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "OMP_WAIT_POLICY",
+              "ATEN_CPU_CAPABILITY"):
         env.pop(k, None)
-    compile_ok = has_compile()
+    compile_ok = torch_has("hasattr(torch, 'compile')")
+    avx512_ok = "avx512f" in open("/proc/cpuinfo").read()
     cells = []
     for model in a.models.split(","):
         spec = MODELS[model]
-        peers = a.peers.split(",") if a.peers else [x for x in spec["peers"] if compile_ok or "compile" not in x]
-        shapes = (a.cnn_shapes if model == "cnn" else a.shapes).split(",")
-        for shape in shapes:
+        peers = a.peers.split(",") if a.peers else spec["peers"]
+        peers = [x for x in peers if (compile_ok or "compile" not in x) and (avx512_ok or "avx512" not in x)]
+        for shape in (a.cnn_shapes if model == "cnn" else a.shapes).split(","):
             batches = spec["per_worker"] if shape == "2n1w" else spec["per_worker"][:1]
-            cells += [Cell(model, shape, b, a, peers) for b in batches]
+            cells += [Cell(model, shape, b, a.build, peers) for b in batches]
     os.makedirs(a.out, exist_ok=True)
-    prefix = os.environ.get("DDP_CLUSTER_PREFIX", "")
-    name = (prefix + "btrain")[:8]
+    name = (os.environ.get("DDP_CLUSTER_PREFIX", "") + "btrain")[:8]
     plugin, agent = os.path.join(a.build, "spank", "spank_ddp.so"), os.path.join(a.build, "agent", "ddp-agent")
     rng = random.Random(a.seed)
     metrics = os.path.join(a.out, f".{a.name}-metrics.jsonl")  # rank 0 writes it; the nodes share this disk
-    results = {c.key: {n: [] for n in c.contenders} for c in cells}
-    failed = {c.key: {} for c in cells}
-    limits = {}
+    result = {"seed": a.seed, "bounds": {}, "cells": {
+        c.key: {"global_batch": c.global_batch, "epochs": c.epochs, "rows": MODELS[c.model]["rows"],
+                "commands": c.contenders, "runs": {n: [] for n in c.contenders}, "failed": {}} for c in cells}}
 
-    def measure_limits(when):
+    def measure_bounds(when):
         for model, per_worker in dict.fromkeys((c.model, c.per_worker) for c in cells):
             for k in (1, 2):
-                got = sgemm_limit(a.build, model, per_worker, k)
-                limits.setdefault((model, per_worker, k), []).append(dict(got, when=when))
+                got = sgemm_bound(a.build, model, per_worker, k)
+                result["bounds"].setdefault(f"{model} {per_worker} x{k}", []).append(dict(got, when=when))
 
     sh([CLUSTER, "up", "--name", name, "--nodes", "2", "--plugin", plugin, "--agent", agent])
     try:
@@ -284,48 +312,39 @@ def main():
             if line.startswith("export "):
                 k, v = line[len("export "):].split("=", 1)
                 env[k] = v.strip("'\"")
-        cond = conditions(a, env)
-        measure_limits("before")
-        rounds = max(a.pairs or MODELS[c.model]["pairs"] for c in cells)
+        result["conditions"] = conditions(a.build, env)
+        measure_bounds("before")
+        rounds_of = {c.key: a.pairs or MODELS[c.model]["pairs"] for c in cells}
+        rounds = max(rounds_of.values())
         for i in range(rounds):
-            work = [(c, n) for c in cells if i < (a.pairs or MODELS[c.model]["pairs"]) for n in c.contenders]
+            work = [(c, n) for c in cells if i < rounds_of[c.key] for n in c.contenders]
             rng.shuffle(work)
             for cell, contender in work:
-                threads = str(cell.threads_of[contender])
-                renv = dict(env, OMP_NUM_THREADS=threads, OPENBLAS_NUM_THREADS=threads)
-                if contender in failed[cell.key]:
+                entry = result["cells"][cell.key]
+                if contender in entry["failed"]:
                     continue
+                argv, added = cell.contenders[contender]
                 try:
-                    rec = run_once(cell.contenders[contender], renv, i % 3, metrics)
+                    rec = run_once(argv, env | added, i % 3, metrics)
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
-                    # A peer variant this PyTorch cannot run (torch.compile without a compiler, say) is
+                    # A variant this PyTorch cannot run (torch.compile without a compiler, say) is
                     # reported as such, and the others go on.
-                    failed[cell.key][contender] = str(e)
+                    entry["failed"][contender] = str(e)
                     print(f"round {i + 1}/{rounds}: {cell.key}: {contender}: FAILED, dropped:\n{e}", flush=True)
                     continue
                 rec.update(seed=i % 3, round=i)
-                results[cell.key][contender].append(rec)
+                entry["runs"][contender].append(rec)
                 print(f"round {i + 1}/{rounds}: {cell.key}: {contender}: {rec['steady_samples_per_second']:,.0f}/s "
                       f"(accuracy {rec['test_accuracy']})", flush=True)
-        measure_limits("after")
+        measure_bounds("after")
     finally:
         sh([CLUSTER, "down", "--name", name], check=False)
-    # The lower of before and after: a limit, not a hope.
-    lowest = {k: min(v, key=lambda x: x["samples_per_second_total"]) for k, v in limits.items()}
-    lines = table(cells, results, failed, lowest, cond)
-    lines += ["Single-core limits (one thread alone): " + "; ".join(
-        f"{m} batch {b}: {lowest[(m, b, 1)]['gflops_total']:.0f} GFLOP/s" for (m, b, k) in lowest if k == 1) + ".", "",
-              "Commands (each with `--seed` and, for ddp-train, `--metrics`):", ""]
-    for cell in cells:
-        for n, cmd in cell.contenders.items():
-            lines.append(f"- {cell.key}, {n}: `{' '.join(cmd)}`")
-    with open(os.path.join(a.out, f"{a.name}.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.out, f"{a.name}.json"), "w") as f:
-        json.dump({"conditions": cond, "limits": {f"{m} b{b} x{k}": v for (m, b, k), v in limits.items()},
-                   "cells": {c.key: {"commands": c.contenders, "global_batch": c.global_batch, "threads": c.threads,
-                                     "runs": results[c.key], "failed": failed[c.key]} for c in cells}}, f, indent=1)
-    print("\n".join(lines))
+        json.dump(result, f, indent=1)
+    table = render(result)
+    with open(os.path.join(a.out, f"{a.name}.md"), "w") as f:
+        f.write(table)
+    print(table)
 
 
 if __name__ == "__main__":
