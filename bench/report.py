@@ -55,8 +55,10 @@ def main():
 
     # --- training throughput: train (natively: Debian 12, PyTorch 1.13) and
     # train-trixie (a Debian 13 chroot, PyTorch 2.6), bench/train_bench.py's
-    # tables; the headline is each cell's ddp-train against its best peer.
+    # tables; the headline is each ddp-train row over the fastest PyTorch run
+    # of its round (train_bench.ratios), as there.
     import statistics as st
+    from train_bench import ratios
     for name in ("train", "train-trixie"):
         tj = os.path.join(r, f"{name}.json")
         if not os.path.exists(tj):
@@ -64,16 +66,12 @@ def main():
         t = json.load(open(tj))
         torch = t["conditions"]["torch"]
         for key, cell in t["cells"].items():
-            runs = {n: rs for n, rs in cell["runs"].items() if rs}  # a failed variant has none
-            med = {n: st.median(x["steady_samples_per_second"] for x in rs) for n, rs in runs.items()}
-            ours = next(iter(runs))
-            peers = [n for n in runs if n.startswith("pytorch")]
-            best = max(peers, key=med.get)
-            by_round = {x["round"]: x["steady_samples_per_second"] for x in runs[ours]}
-            ratio = [by_round[p["round"]] / p["steady_samples_per_second"] for p in runs[best] if p["round"] in by_round]
-            lines.append(f"| training {key} (global batch {cell['global_batch']}), steady samples/s | {ours} "
-                         f"{med[ours]:,.0f} | PyTorch {torch} {best.removeprefix('pytorch').lstrip('+') or 'as shipped'} "
-                         f"{med[best]:,.0f} | {st.median(ratio):.2f}x ({min(ratio):.2f}-{max(ratio):.2f}) |")
+            for ours in (n for n, rs in cell["runs"].items() if rs and not n.startswith("pytorch")):
+                rate = st.median(x["steady_samples_per_second"] for x in cell["runs"][ours])
+                q = ratios(cell, ours)
+                lines.append(f"| training {key} (global batch {cell['global_batch']}), steady samples/s | {ours} "
+                             f"{rate:,.0f} | the fastest PyTorch {torch} run of each round | {st.median(q):.2f}x "
+                             f"({min(q):.2f}-{max(q):.2f}) |")
         body += [f"## Training throughput, PyTorch {torch} ({t['conditions']['distro']})", "",
                  open(os.path.join(r, f"{name}.md")).read().split("\n", 2)[2].strip(), ""]
 

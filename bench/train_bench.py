@@ -215,7 +215,8 @@ def render(result):
              f"{cond['openblas'].get('config', '?')}, kernels {cond['openblas'].get('corename', '?')} "
              f"({cond['blas']}); {cond['slurm']}; Python {cond['python']}; {cond['ddp_train']} at {cond['git']}. "
              f"Command: `{cond['command']}` (seed {result['seed']}). Sysctls: "
-             + "; ".join(f"{k} = {v}" for k, v in cond["sysctls"].items()) + ".", "",
+             + "; ".join(f"{k} = {v}" for k, v in cond["sysctls"].items()) + "."
+             + (f" Note: {cond['note']}." if cond.get("note") else ""), "",
              "Steady-state samples/s (epochs 2 to E), medians (min-max) over the rounds. A ddp-train row's ratio "
              "is taken round by round against the fastest PyTorch run of the same round. The bound: ddp-train's "
              "matrix products alone on two cores at once (`ddp-sgemm-bench --concurrent 2`, the higher of before "
