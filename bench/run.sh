@@ -22,10 +22,10 @@ cmake -S . -B build >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 agent=build/agent/ddp-agent
 
-echo "bench: training throughput, ddp-train vs PyTorch 1.13 at its best (about 35 minutes)"
+echo "bench: training throughput, ddp-train vs PyTorch 1.13 at its best (about 30 minutes)"
 /usr/bin/python3 bench/train_bench.py ${PAIRS:+--pairs "$PAIRS"}
 
-echo "bench: the same in a Debian 13 chroot against PyTorch 2.6, torch.compile included (about 40 minutes)"
+echo "bench: the same in a Debian 13 chroot against PyTorch 2.6, torch.compile included (about 50 minutes)"
 PAIRS=${PAIRS:-} tests/chroot/run.sh trixie --bench
 
 echo "bench: launch latency, srun --ddp vs torchrun vs the workers alone"
