@@ -23,6 +23,8 @@ Slurm, PyTorch, command line, seed) and each variant's exact command.
 usage: bench/launch_bench.py [--build DIR] [--repeats N] [--seed S] [--out FILE.json]"""
 import argparse, datetime, json, os, platform, random, shlex, shutil, statistics, subprocess, sys, time
 
+from conditions import cpu, first_line, git_state
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CLUSTER = os.path.join(ROOT, "tests", "cluster", "cluster.sh")
@@ -54,41 +56,22 @@ def spread(values):
     return {"median": statistics.median(values), "min": min(values), "max": max(values), "all": values}
 
 
-def first_line(cmd, env=None):
-    """First line of a command's output, or None if it cannot run."""
-    try:
-        r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
-        return r.stdout.strip().splitlines()[0] if r.returncode == 0 and r.stdout.strip() else None
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
 def conditions(argv, torchrun):
     """What a reader needs to judge or repeat the numbers."""
-    cpu = {}
-    try:
-        for line in open("/proc/cpuinfo"):
-            k, _, v = line.partition(":")
-            k, v = k.strip(), v.strip()
-            if k in ("model name", "cpu family", "model", "stepping") and k not in cpu:
-                cpu[k] = v
-            if not line.strip() and cpu:
-                break  # the first processor's block is enough: they are alike here
-    except OSError:
-        pass
+    processor = cpu()
+    commit, dirty = git_state(ROOT)
     u = platform.uname()
     return {
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "cpu_model": cpu.get("model name"), "cpu_family": cpu.get("cpu family"), "cpu_model_number": cpu.get("model"),
-        "cpu_stepping": cpu.get("stepping"), "cores": os.cpu_count(),
+        "cpu_model": processor["model_name"], "cpu_family": processor["family"],
+        "cpu_model_number": processor["model"], "cpu_stepping": processor["stepping"], "cores": os.cpu_count(),
         "kernel": f"{u.system} {u.release} {u.version} {u.machine}",
         "slurm": None,  # filled in once the cluster is up: srun needs its SLURM_CONF even for --version
         "pytorch": first_line([PYTHON, "-c", "import torch; print(torch.__version__)"]),
         "python_workers": first_line([PYTHON, "-c", "import sys; print(sys.version.split()[0])"]),
         "python_harness": platform.python_version(),
         "torchrun": torchrun,
-        "git_commit": first_line(["git", "-C", ROOT, "rev-parse", "HEAD"]),
-        "git_dirty": bool(first_line(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])),
+        "git_commit": commit, "git_dirty": dirty,
         "command": shlex.join([sys.executable] + argv),
     }
 

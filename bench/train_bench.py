@@ -43,6 +43,8 @@ usage: bench/train_bench.py [--build DIR] [--models mlp,cnn] [--shapes 2n1w,1n2w
        bench/train_bench.py --render NAME.json      # the table again, from a run's JSON"""
 import argparse, ctypes, datetime, json, os, platform, random, statistics, subprocess, sys
 
+from conditions import cpu, first_line, git_state
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CLUSTER = os.path.join(ROOT, "tests", "cluster", "cluster.sh")
@@ -144,18 +146,8 @@ def sgemm_bound(build, model, batch, concurrent):
 
 
 def conditions(build, env):
-    def text(cmd, cwd=None):
-        try:
-            return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return "?"
-
-    cpu = {}
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            k, _, v = line.partition(":")
-            cpu.setdefault(k.strip(), v.strip())
-    flags = set(cpu.get("flags", "").split())
+    processor = cpu()
+    commit, dirty = git_state(ROOT)
     sysctls = {}
     for name in ("net.core.somaxconn", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.core.rmem_max",
                  "net.core.wmem_max", "kernel.sched_autogroup_enabled"):
@@ -170,22 +162,20 @@ def conditions(build, env):
         openblas = {"corename": lib.openblas_get_corename().decode(), "config": lib.openblas_get_config().decode()}
     except OSError:
         openblas = {}
-    commit = text(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT) or "unknown (no git)"
-    dirty = bool(text(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT))
     return {
         "when": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "host": platform.node(), "distro": platform.freedesktop_os_release().get("PRETTY_NAME", "?"),
         "kernel": platform.release(), "cores": os.cpu_count(),
-        "cpu": f"{cpu.get('model name', '?')} (family {cpu.get('cpu family', '?')}, model {cpu.get('model', '?')})",
-        "cpu_flags": sorted(flags & {"avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_tile"}),
+        "cpu": f"{processor['model_name']} (family {processor['family']}, model {processor['model']})",
+        "cpu_flags": processor["flags"],
         "openblas": openblas, "blas": os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3"),
-        "torch": sh([PYTHON, "-c", "import torch; print(torch.__version__)"]).stdout.strip(),
+        "torch": first_line([PYTHON, "-c", "import torch; print(torch.__version__)"]) or "?",
         "python": platform.python_version(),
-        "torch_config": text([PYTHON, "-c", "import torch; print(torch.__config__.show())"]),
-        "ddp_train": (text([os.path.join(build, "trainer", "ddp-train"), "--version"]).splitlines() or ["?"])[0],
-        "git": commit + (" (uncommitted changes)" if dirty else ""),
-        "slurm": text(["srun", "--version"]),
-        "gloo": text(["dpkg-query", "-W", "-f=${Package} ${Version}\\n", "libgloo*"]),
+        "torch_config": sh([PYTHON, "-c", "import torch; print(torch.__config__.show())"], check=False).stdout.strip(),
+        "ddp_train": first_line([os.path.join(build, "trainer", "ddp-train"), "--version"]) or "?",
+        "git": (commit[:7] if commit else "unknown (no git)") + (" (uncommitted changes)" if dirty else ""),
+        "slurm": first_line(["srun", "--version"], env) or "?",
+        "gloo": sh(["dpkg-query", "-W", "-f=${Package} ${Version}\\n", "libgloo*"], check=False).stdout.strip(),
         "sysctls": sysctls, "command": " ".join([sys.argv[0]] + sys.argv[1:]),
     }
 
